@@ -1,0 +1,1 @@
+"""Algorithms, one file each, built from the primitives in ``base``; see ``registry``."""

@@ -1,0 +1,30 @@
+"""Pure aggregation maths, shared by every algorithm (works on torch tensors and numpy arrays)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+
+def data_weights(sizes: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Weights proportional to data sizes, summing to 1 (empty in, empty out)."""
+    sizes = np.asarray(sizes, dtype=np.float64)
+    if sizes.size == 0:
+        return sizes
+    total = sizes.sum()
+    if total <= 0:
+        raise ValueError("data sizes must have a positive sum")
+    return sizes / total
+
+
+def weighted_average(vectors: Sequence, weights: Sequence[float] | np.ndarray):
+    """sum_i weights[i] * vectors[i]; weights are used as given (normalize them first)."""
+    if len(vectors) == 0:
+        raise ValueError("nothing to aggregate")
+    if len(vectors) != len(weights):
+        raise ValueError(f"{len(vectors)} vectors but {len(weights)} weights")
+    total = vectors[0] * float(weights[0])
+    for vector, weight in zip(vectors[1:], weights[1:], strict=True):
+        total = total + vector * float(weight)
+    return total

@@ -1,0 +1,32 @@
+"""FedAvg (McMahan et al., 2017, Algorithm 1), with the cloud as server.
+
+Clients reach the cloud over the world's multi-hop topology (client -> edge -> ... -> cloud), so
+every upload and download crosses the access, backhaul and core links on its route.
+
+    initialize w_0
+    for each round t = 1, 2, ..., T:
+        S_t <- random set of m clients                 (clients_per_round; all when absent)
+        for each client k in S_t in parallel:
+            w_k <- ClientUpdate(k, w_t)                 (download, E local steps, upload)
+        w_{t+1} <- sum_k (n_k / n) w_k                  (over the updates that arrived)
+"""
+
+from __future__ import annotations
+
+from netfl.algorithms.base import Algorithm
+
+
+class FedAvg(Algorithm):
+    def run(self):
+        cloud, spec = self.world.cloud, self.spec
+        w = self.trainer.init_params()
+        if self.evaluate(w, 0):
+            return
+        for t in range(1, spec.rounds + 1):
+            chosen = self.sample_clients(self.world.clients, spec.clients_per_round)
+            result = yield from self.train_round(cloud, chosen, w, t)
+            if result.updates:
+                w = yield from self.aggregate(cloud, result.updates, result.weights, "cloud", t)
+            self.rounds_done = t
+            if self.due_for_evaluation(t) and self.evaluate(w, t):
+                return

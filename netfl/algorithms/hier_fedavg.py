@@ -1,0 +1,56 @@
+"""Hierarchical FedAvg (HierFAVG; Liu et al., 2020, "Client-Edge-Cloud Hierarchical Federated
+Learning", Algorithm 1), in rounds of the cloud.
+
+    for each cloud round t = 1, ..., T:
+        cloud sends w_t to every edge server
+        for each edge server l in parallel:
+            w_l <- w_t
+            repeat kappa_2 times (edge_rounds):
+                each client i of l in parallel: w_i <- w_l + kappa_1 (local_steps) SGD steps
+                w_l <- sum_i (n_i / n_l) w_i                      (edge aggregation)
+            edge server l sends w_l to the cloud
+        w_{t+1} <- sum_l (D_l / D) w_l                            (cloud aggregation)
+
+D_l is the data held by edge l's clients. Edges, and clients, whose transfers fail sit the
+round out; the weights are renormalized over those that arrived.
+"""
+
+from __future__ import annotations
+
+from netfl.algorithms.aggregation import data_weights
+from netfl.algorithms.base import Algorithm
+
+
+class HierFedAvg(Algorithm):
+    def run(self):
+        cloud, spec = self.world.cloud, self.spec
+        w = self.trainer.init_params()
+        if self.evaluate(w, 0):
+            return
+        for t in range(1, spec.rounds + 1):
+            edges = [self.env.process(self._edge_round(es, w, t)) for es in self.world.edge_servers]
+            yield self.env.all_of(edges)
+            arrived = [job.value for job in edges if job.value is not None]
+            if arrived:
+                models, sizes = zip(*arrived, strict=True)
+                w = yield from self.aggregate(cloud, list(models), data_weights(sizes), "cloud", t)
+            self.rounds_done = t
+            if self.due_for_evaluation(t) and self.evaluate(w, t):
+                return
+
+    def _edge_round(self, edge_server: str, w, t: int):
+        """One cloud round at one edge; returns (w_l, D_l) if it reached the cloud, else None."""
+        cloud, payload = self.world.cloud, self.trainer.payload_bytes
+        if not (yield from self.send(cloud, edge_server, payload)):
+            return None
+        clients = self.world.clients_of(edge_server)
+        w_edge = w
+        for _ in range(self.spec.edge_rounds):
+            result = yield from self.train_round(edge_server, clients, w_edge, t)
+            if result.updates:
+                w_edge = yield from self.aggregate(edge_server, result.updates, result.weights,
+                                                   "edge", t)
+        if not (yield from self.send(edge_server, cloud, payload)):
+            return None
+        data = sum(int(self.trainer.client_sizes[self._client_index[c]]) for c in clients)
+        return w_edge, data

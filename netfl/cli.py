@@ -1,0 +1,150 @@
+"""The ``netfl`` command line: run, validate, list. Wiring only; the work lives in the package."""
+
+from __future__ import annotations
+
+import os
+import sys
+import typing
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from netfl.errors import NetflError, ScenarioError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="netfl: network co-simulation of hierarchical federated learning.")
+out = Console()
+err = Console(stderr=True)
+
+SET_HELP = "Override a field: --set algorithm.rounds=50 (repeatable; VALUE is YAML)."
+
+# glibc returns large freed blocks to the OS on every training step, and the page faults that
+# follow slow torch down (up to 3.6x measured on vmap paths); see DESIGN.md's performance notes.
+DATASET_NOTES = {"digits": "scikit-learn's bundled 8x8 digits: 1,797 samples, 10 classes, "
+                             "no download"}
+MALLOC_TUNING = {"MALLOC_MMAP_MAX_": "0", "MALLOC_TRIM_THRESHOLD_": "100000000000"}
+
+
+def _fail(exc: Exception) -> typer.Exit:
+    if isinstance(exc, ScenarioError):
+        err.print(f"[red]{str(exc).splitlines()[0]}[/red]")
+        for problem in exc.problems:
+            typer.echo("  " + problem.format(), err=True)
+        return typer.Exit(2)
+    err.print("[red]error:[/red]", end=" ")
+    typer.echo(str(exc), err=True)
+    return typer.Exit(1)
+
+
+@app.command()
+def run(
+    scenario: Path = typer.Argument(..., help="Scenario YAML file."),
+    set_: list[str] = typer.Option([], "--set", help=SET_HELP),
+    out_dir: Path | None = typer.Option(None, "--out", help="Results folder (default output.dir)"),
+    run_id: str | None = typer.Option(None, "--run-id", help="Name of the run's folder."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar; print the path."),
+) -> None:
+    """Run a scenario and write results/<name>/<run-id>/."""
+    from netfl.results.progress import RunProgress
+    from netfl.sim.clock import format_bytes, format_duration
+    from netfl.simulation import run_scenario
+
+    try:
+        if quiet:
+            result = run_scenario(scenario, overrides=set_, out_dir=out_dir, run_id=run_id)
+        else:
+            with RunProgress(err) as progress:
+                result = run_scenario(scenario, overrides=set_, out_dir=out_dir, run_id=run_id,
+                                      on_start=progress.attach)
+    except NetflError as exc:
+        raise _fail(exc) from None
+    except KeyboardInterrupt:
+        err.print("[yellow]interrupted: no results were written[/yellow]")
+        raise typer.Exit(130) from None
+    if quiet:
+        print(result.path)
+        return
+    s = result.summary
+    reached = (f"target {s['target_accuracy']:g} reached at "
+               f"{format_duration(s['time_to_target_s'])} (round {s['rounds_to_target']}, "
+               f"{format_bytes(s['bytes_to_target'])})"
+               if s["time_to_target_s"] is not None else "target not reached"
+               if s["target_accuracy"] is not None else "no target set")
+    out.print(f"[bold]{s['name']}[/bold] ({s['algorithm']}): {s['rounds']} rounds, "
+              f"accuracy {s['final_accuracy']:.3f}, {reached}")
+    out.print(f"simulated {format_duration(s['sim_time_s'])} in {s['host_time_s']:.1f} s host "
+              f"time; {format_bytes(s['bytes_total'])} delivered, "
+              f"{s['transfers_failed']} transfers failed, {s['dropouts']} dropouts; "
+              f"stopped by {s['stop_reason']}")
+    out.print(f"results: {result.path}")
+
+
+@app.command()
+def validate(
+    scenario: Path = typer.Argument(..., help="Scenario YAML file."),
+    set_: list[str] = typer.Option([], "--set", help=SET_HELP),
+) -> None:
+    """Check a scenario and report every problem at once."""
+    from netfl.scenario import load_scenario
+    from netfl.sim.clock import RandomStreams
+    from netfl.world import build_world
+
+    try:
+        parsed = load_scenario(scenario, set_)
+        world = build_world(parsed.world, RandomStreams(parsed.seed).get("world"))
+    except NetflError as exc:
+        raise _fail(exc) from None
+    out.print(f"[green]valid[/green]: {parsed.name}: {parsed.algorithm.kind} on the "
+              f"{parsed.world.kind} world ({len(world.clients)} clients, "
+              f"{len(world.edge_servers)} edge servers), {parsed.data.dataset}, "
+              f"{parsed.model.kind}")
+
+
+@app.command("list")
+def list_(what: str = typer.Argument(
+        "all", help="algorithms, worlds, datasets, models, devices or all")) -> None:
+    """List what scenarios can name: algorithms, worlds, data sets, models, device presets."""
+    from netfl.compute.device import PRESETS
+    from netfl.scenario import Scenario, variants
+    from netfl.scenario.sections import DataSpec
+
+    def kinds(field: str) -> list[tuple[str, str]]:
+        return [(tag, _first_line(model))
+                for tag, model in variants(Scenario.model_fields[field].annotation)]
+
+    sections = {
+        "algorithms": kinds("algorithm"),
+        "worlds": kinds("world"),
+        "datasets": [(name, DATASET_NOTES.get(name, "")) for name in
+                     typing.get_args(DataSpec.model_fields["dataset"].annotation)],
+        "models": kinds("model"),
+        "devices": [(name, f"{p.flops / 1e9:g} GFLOP/s effective, {p.memory_bytes / 1e9:g} GB: "
+                     f"{p.basis}") for name, p in PRESETS.items()],
+    }
+    if what != "all" and what not in sections:
+        err.print(f"[red]unknown list {what!r}[/red]; choose: all, {', '.join(sections)}")
+        raise typer.Exit(2)
+    for title, rows in sections.items():
+        if what in ("all", title):
+            table = Table(title=title, title_justify="left", show_header=False, box=None)
+            for name, text in rows:
+                table.add_row(f"[bold]{name}[/bold]", text)
+            out.print(table)
+
+
+def _first_line(obj: object) -> str:
+    """The first paragraph of a docstring, on one line."""
+    return " ".join((obj.__doc__ or "").strip().split("\n\n")[0].split())
+
+
+def main() -> None:
+    """Console entry point: tune the allocator for training, then run the app."""
+    if sys.platform.startswith("linux") and os.environ.get("NETFL_MALLOC_TUNED") != "1":
+        os.environ.update(MALLOC_TUNING, NETFL_MALLOC_TUNED="1")
+        try:
+            os.execv(sys.executable, [sys.executable, "-m", "netfl", *sys.argv[1:]])
+        except OSError:
+            pass  # fall through and run untuned
+    app()

@@ -1,0 +1,146 @@
+"""The compute side of a running simulation: every node's device, job queue and availability.
+
+* Each node has a profile by tier (clients, edge servers, cloud), a straggler slowdown (drawn once
+  per run) and a SimPy resource: ``accelerators`` jobs at once on servers, one on a client; further
+  jobs queue in arrival order.
+* Clients may drop out: random on/off periods or a trace file. A dropped client's links go down
+  (its transfers fail) and any training it started before dropping is void.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import defaultdict
+from pathlib import Path
+
+import simpy
+
+from netfl.compute.device import DeviceProfile, resolve_profile
+from netfl.compute.timing import aggregation_time_s, jitter_factor, pick_stragglers, train_time_s
+from netfl.errors import ScenarioError, ScenarioProblem
+from netfl.network.transfer import Network
+from netfl.scenario.sections import Devices, DeviceSpec, RandomOnOff, TraceAvailability
+from netfl.sim.clock import RandomStreams
+from netfl.sim.onoff import check_intervals, random_onoff, scheduled_onoff
+from netfl.sim.trace import Dropout, TraceBus
+from netfl.world.base import CLIENT, CLOUD, EDGE, World
+
+
+class Fleet:
+    """Devices of every node in ``world``; built from the scenario's ``devices`` section."""
+
+    def __init__(self, env: simpy.Environment, world: World, spec: Devices,
+                 streams: RandomStreams, trace: TraceBus, network: Network):
+        self.env, self.world, self.spec, self.trace, self.network = env, world, spec, trace, network
+        self._streams = streams
+        self._jitter_rng = streams.get("devices")
+        self._tier_spec: dict[str, DeviceSpec] = {CLIENT: spec.clients, EDGE: spec.edge,
+                                                  CLOUD: spec.cloud}
+        self.profiles = {tier: resolve_profile(s) for tier, s in self._tier_spec.items()}
+        self._slowdown: dict[str, float] = {}
+        for tier, nodes in ((CLIENT, world.clients), (EDGE, world.edge_servers),
+                            (CLOUD, [world.cloud] if world.cloud else [])):
+            stragglers = self._tier_spec[tier].stragglers
+            if stragglers and nodes:
+                rng = streams.derive("devices-stragglers", ("client", "edge", "cloud").index(tier))
+                mask = pick_stragglers(rng, len(nodes), stragglers.fraction)
+                for node, slow in zip(nodes, mask, strict=True):
+                    if slow:
+                        self._slowdown[node] = stragglers.slowdown
+        self._resources: dict[str, simpy.Resource] = {}
+        self._up: dict[str, bool] = defaultdict(lambda: True)
+        self._last_down_s: dict[str, float] = {}
+
+    # ----------------------------------------------------------------------- profiles
+
+    def profile(self, node: str) -> DeviceProfile:
+        return self.profiles[self.world.tier(node)]
+
+    def slowdown(self, node: str) -> float:
+        """The node's straggler factor (1.0 for a normal node)."""
+        return self._slowdown.get(node, 1.0)
+
+    def train_time_s(self, node: str, flops_per_sample: float, samples: int) -> float:
+        """Simulated seconds for ``node`` to train on ``samples`` samples (one jitter draw)."""
+        sigma = self._tier_spec[self.world.tier(node)].jitter
+        return train_time_s(flops_per_sample, samples, self.profile(node).flops,
+                            self.slowdown(node), jitter_factor(self._jitter_rng, sigma))
+
+    def aggregation_time_s(self, node: str, num_params: int, n_updates: int) -> float:
+        return aggregation_time_s(num_params, n_updates, self.profile(node).flops)
+
+    def resource(self, node: str) -> simpy.Resource:
+        """The node's job queue: ``accelerators`` slots on servers, one on a client."""
+        if node not in self._resources:
+            spec = self._tier_spec[self.world.tier(node)]
+            self._resources[node] = simpy.Resource(self.env, getattr(spec, "accelerators", 1))
+        return self._resources[node]
+
+    def run_job(self, node: str, duration_s: float):
+        """Generator: queue for a slot on ``node``, then hold it for ``duration_s``."""
+        with self.resource(node).request() as slot:
+            yield slot
+            yield self.env.timeout(duration_s)
+
+    # --------------------------------------------------------------------- availability
+
+    def is_up(self, node: str) -> bool:
+        return self._up[node]
+
+    def dropped_since(self, node: str, since_s: float) -> bool:
+        """Whether ``node`` is down now or went down at any time at or after ``since_s``."""
+        return not self._up[node] or self._last_down_s.get(node, -1.0) >= since_s
+
+    def set_up(self, node: str, up: bool) -> None:
+        if self._up[node] == up:
+            return
+        self._up[node] = up
+        if not up:
+            self._last_down_s[node] = self.env.now
+        self.network.set_node_state(node, up)
+        self.trace.emit(Dropout(time_s=self.env.now, node=node, up=up))
+
+    def start(self) -> None:
+        """Start client availability processes (random on/off, or a trace)."""
+        availability = self.spec.clients.availability
+        if isinstance(availability, RandomOnOff):
+            for index, client in enumerate(self.world.clients):
+                rng = self._streams.derive("devices-availability", index)
+                self.env.process(random_onoff(self.env, rng, availability.mean_up,
+                                              availability.mean_down, self._setter(client)))
+        elif isinstance(availability, TraceAvailability):
+            outages = read_outage_trace(availability.path, len(self.world.clients))
+            for index, intervals in outages.items():
+                client = self.world.clients[index]
+                self.env.process(scheduled_onoff(self.env, intervals, self._setter(client)))
+
+    def _setter(self, node: str):
+        return lambda up: self.set_up(node, up)
+
+
+def read_outage_trace(path: Path, n_clients: int) -> dict[int, list[tuple[float, float]]]:
+    """Read a ``client,down_s,up_s`` CSV into sorted, checked outage intervals per client."""
+    field = "devices.clients.availability.path"
+
+    def fail(message: str):
+        raise ScenarioError([ScenarioProblem(field, message, has_value=False, source=str(path))])
+
+    outages: dict[int, list[tuple[float, float]]] = defaultdict(list)
+    with open(path, newline="") as handle:
+        reader = csv.DictReader(handle)
+        if reader.fieldnames is None or {"client", "down_s", "up_s"} - set(reader.fieldnames):
+            fail(f"needs a header with columns client,down_s,up_s; found {reader.fieldnames}")
+        for row_number, row in enumerate(reader, start=2):
+            try:
+                client, down, up = int(row["client"]), float(row["down_s"]), float(row["up_s"])
+            except (TypeError, ValueError):
+                fail(f"row {row_number}: expected integer client and numeric down_s, up_s: {row}")
+            if not 0 <= client < n_clients:
+                fail(f"row {row_number}: client {client} is not in 0..{n_clients - 1}")
+            outages[client].append((down, up))
+    for client, intervals in outages.items():
+        try:
+            outages[client] = check_intervals(intervals)
+        except ValueError as exc:
+            fail(f"client {client}: {exc}")
+    return dict(outages)

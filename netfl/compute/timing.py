@@ -1,0 +1,47 @@
+"""Pure timing functions of the device model (see docs/models/compute.md).
+
+Training one sample costs about three forward passes (forward, plus a backward pass of about twice
+the forward cost), so::
+
+    train_time_s = flops_per_sample * 3 * samples / effective_flops * slowdown * jitter
+
+where ``slowdown`` is a straggler's factor (1 for others) and ``jitter`` a lognormal factor with
+median 1. Aggregating n updates of P parameters costs 2 * P * n FLOPs (one multiply-add each).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+TRAIN_FLOPS_PER_FORWARD = 3.0
+AGGREGATE_FLOPS_PER_PARAM = 2.0
+
+
+def train_time_s(flops_per_sample: float, samples: int, effective_flops: float,
+                 slowdown: float = 1.0, jitter: float = 1.0) -> float:
+    """Simulated seconds to train on ``samples`` samples (forward + backward)."""
+    if effective_flops <= 0:
+        raise ValueError("effective_flops must be positive")
+    flops = flops_per_sample * TRAIN_FLOPS_PER_FORWARD * samples
+    return flops / effective_flops * slowdown * jitter
+
+
+def aggregation_time_s(num_params: int, n_updates: int, effective_flops: float) -> float:
+    """Simulated seconds for a weighted average of ``n_updates`` vectors of ``num_params``."""
+    return AGGREGATE_FLOPS_PER_PARAM * num_params * n_updates / effective_flops
+
+
+def jitter_factor(rng: np.random.Generator, sigma: float) -> float:
+    """A lognormal factor exp(N(0, sigma^2)): median 1, mean exp(sigma^2 / 2). No draw at 0."""
+    return 1.0 if sigma <= 0 else math.exp(rng.normal(0.0, sigma))
+
+
+def pick_stragglers(rng: np.random.Generator, n: int, fraction: float) -> np.ndarray:
+    """A boolean mask with exactly round(fraction * n) stragglers among ``n`` nodes."""
+    mask = np.zeros(n, dtype=bool)
+    count = int(round(fraction * n))
+    if count:
+        mask[rng.choice(n, size=count, replace=False)] = True
+    return mask

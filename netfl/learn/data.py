@@ -1,0 +1,60 @@
+"""Data sets, loaded once into arrays with their train and test splits.
+
+The backbone ships scikit-learn's bundled ``digits`` (8x8 images, 10 classes, 1,797 samples,
+no download); the learning core adds Fashion-MNIST and the torchvision sets. Arrays are numpy so
+that the fake trainer never imports torch; the torch trainer converts them once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from netfl.scenario.sections import DataSpec
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """Features are float32 with the sample axis first; labels int64 in 0..num_classes-1."""
+
+    name: str
+    train_x: np.ndarray
+    train_y: np.ndarray
+    test_x: np.ndarray
+    test_y: np.ndarray
+    num_classes: int
+
+    @property
+    def input_shape(self) -> tuple[int, ...]:
+        return tuple(self.train_x.shape[1:])
+
+
+def load_dataset(spec: DataSpec, rng: np.random.Generator) -> Dataset:
+    """Load the data set a scenario names; ``rng`` (the data stream) draws any split."""
+    if spec.dataset == "digits":
+        return load_digits(spec.test_fraction, rng)
+    raise ValueError(f"unknown dataset {spec.dataset!r}")
+
+
+def load_digits(test_fraction: float, rng: np.random.Generator) -> Dataset:
+    """scikit-learn's digits, pixels scaled to [0, 1], with a stratified random test split."""
+    from sklearn.datasets import load_digits as sklearn_digits
+
+    bunch = sklearn_digits()
+    x = (bunch.data / 16.0).astype(np.float32)
+    y = bunch.target.astype(np.int64)
+    train_idx, test_idx = stratified_split(y, test_fraction, rng)
+    return Dataset("digits", x[train_idx], y[train_idx], x[test_idx], y[test_idx], 10)
+
+
+def stratified_split(labels: np.ndarray, test_fraction: float,
+                     rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Indices (train, test): ``test_fraction`` of each class (rounded) goes to test."""
+    train, test = [], []
+    for label in np.unique(labels):
+        members = rng.permutation(np.flatnonzero(labels == label))
+        cut = int(round(len(members) * test_fraction))
+        test.append(members[:cut])
+        train.append(members[cut:])
+    return np.sort(np.concatenate(train)), np.sort(np.concatenate(test))

@@ -1,0 +1,65 @@
+"""A trainer without torch: a synthetic, plausible learning curve at millisecond cost.
+
+The "model" is one number, its training progress p >= 0 (a one-element float64 array, so the
+same weighted averages that aggregate real models aggregate it). Local training adds
+
+    delta_p = gain * steps * (1 - skew / 2) * (1 + 0.2 * eps),   eps ~ N(0, 1)
+
+where skew in [0, 1] is 1 minus the normalized entropy of the client's labels (non-iid clients
+learn less that is useful to the global model). Accuracy rises from chance towards a ceiling:
+
+    accuracy = chance + (max_accuracy - chance) * (1 - exp(-p))
+    loss     = log(K) * exp(-p) + (1 - max_accuracy)
+
+Message sizes and compute costs are the declared ``params`` and ``flops_per_sample``, so the
+network and device models behave exactly as with a real model of that size.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from netfl.learn.clients import BYTES_PER_PARAM, ClientData
+from netfl.learn.partition import Partition
+from netfl.scenario.sections import FakeModel
+
+
+class FakeTrainer(ClientData):
+    def __init__(self, spec: FakeModel, partition: Partition, num_classes: int,
+                 rng: np.random.Generator):
+        super().__init__(partition, rng)
+        self.spec, self.num_classes = spec, num_classes
+        self.num_params = spec.params
+        self.payload_bytes = float(spec.params * BYTES_PER_PARAM)
+        self.flops_per_sample = spec.flops_per_sample
+        self._skew = label_skew(partition.counts)
+
+    def init_params(self) -> np.ndarray:
+        return np.zeros(1)
+
+    def local_train(self, params: np.ndarray, clients: Sequence[int], steps: int, lr: float,
+                    batch_size: int) -> list[np.ndarray]:
+        out = []
+        for client in clients:
+            noise = 1.0 + 0.2 * self._rng.standard_normal()
+            gain = self.spec.learning_rate_gain * steps * (1.0 - self._skew[client] / 2) * noise
+            out.append(params + max(gain, 0.0))
+        return out
+
+    def evaluate(self, params: np.ndarray) -> tuple[float, float]:
+        progress = float(params[0])
+        chance = 1.0 / self.num_classes
+        accuracy = chance + (self.spec.max_accuracy - chance) * (1.0 - math.exp(-progress))
+        loss = math.log(self.num_classes) * math.exp(-progress) + (1.0 - self.spec.max_accuracy)
+        return accuracy, loss
+
+
+def label_skew(counts: np.ndarray) -> np.ndarray:
+    """Per client, 1 - entropy(label shares) / log(K): 0 for uniform labels, 1 for one label."""
+    shares = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        entropy = -np.where(shares > 0, shares * np.log(shares), 0.0).sum(axis=1)
+    return 1.0 - entropy / math.log(counts.shape[1])

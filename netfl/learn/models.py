@@ -1,0 +1,64 @@
+"""Models and their cost: FLOPs per sample feed the device model's training time.
+
+FLOPs are counted for one forward pass of one sample as 2 x multiply-accumulates of the Linear
+and Conv2d layers (activations, biases and pooling are left out; they are a few percent for these
+models). Training costs 3x that (netfl.compute.timing).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from netfl.scenario.sections import LogisticModel, MlpModel
+
+
+def build_model(spec, input_shape: tuple[int, ...], num_classes: int) -> nn.Module:
+    """The torch module a scenario's ``model`` section describes."""
+    inputs = math.prod(input_shape)
+    if isinstance(spec, MlpModel):
+        layers: list[nn.Module] = [nn.Flatten()]
+        width = inputs
+        for hidden in spec.hidden:
+            layers += [nn.Linear(width, hidden), nn.ReLU()]
+            width = hidden
+        layers.append(nn.Linear(width, num_classes))
+        return nn.Sequential(*layers)
+    if isinstance(spec, LogisticModel):
+        return nn.Sequential(nn.Flatten(), nn.Linear(inputs, num_classes))
+    raise ValueError(f"unknown model {spec!r}")
+
+
+def count_params(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+def flops_per_sample(model: nn.Module, input_shape: tuple[int, ...]) -> float:
+    """Forward FLOPs for one sample: 2 x MACs of every Linear and Conv2d layer."""
+    total = 0.0
+
+    def linear_hook(module: nn.Linear, _inputs, _output):
+        nonlocal total
+        total += 2.0 * module.in_features * module.out_features
+
+    def conv_hook(module: nn.Conv2d, _inputs, output):
+        nonlocal total
+        kh, kw = module.kernel_size
+        per_output = (module.in_channels // module.groups) * kh * kw
+        total += 2.0 * per_output * output[0].numel()
+
+    handles = []
+    for module in model.modules():
+        if isinstance(module, nn.Linear):
+            handles.append(module.register_forward_hook(linear_hook))
+        elif isinstance(module, nn.Conv2d):
+            handles.append(module.register_forward_hook(conv_hook))
+    try:
+        with torch.no_grad():
+            model(torch.zeros(1, *input_shape))
+    finally:
+        for handle in handles:
+            handle.remove()
+    return total

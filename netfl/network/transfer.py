@@ -1,0 +1,233 @@
+"""The network: links laid on the world graph, routing, and transfers.
+
+``network.send(src, dst, nbytes)`` is a SimPy process. It routes over the shortest path by
+propagation delay (fewest hops breaks ties) among links that are up, then crosses the path
+store-and-forward: each hop takes ``nbits / share + delay`` (the share changing as flows come and
+go), and the next hop starts when the last bit has arrived. The process returns a
+:class:`TransferReport`, or raises :class:`~netfl.errors.TransferFailed` after the scenario's
+retries are spent. Every transfer is tagged by the tiers of its ends ("client->edge", ...).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import networkx as nx
+import simpy
+
+from netfl.errors import TransferFailed
+from netfl.network.link import Channel, Link, LinkDown, LossModel
+from netfl.scenario.sections import (
+    Links,
+    LinkSpec,
+    RandomOnOff,
+    RateReductionLoss,
+    RetransmitLoss,
+    ScheduledOnOff,
+)
+from netfl.sim.clock import RandomStreams
+from netfl.sim.onoff import random_onoff, scheduled_onoff
+from netfl.sim.trace import LinkState, TraceBus, TransferEnd, TransferFail, TransferStart
+from netfl.world.base import CLIENT, CLOUD, EDGE, World
+
+_TIER_RANK = {CLIENT: 0, EDGE: 1, CLOUD: 2}
+_HOP_TIE_BREAK_S = 1e-9  # added to every hop's routing weight so equal delays prefer fewer hops
+
+
+@dataclass(frozen=True)
+class TransferReport:
+    """A delivered transfer: payload ``nbytes``, the node ``path``, duration in simulated seconds,
+    and ``wire_bytes`` actually sent on all hops (retransmissions and failed attempts included)."""
+
+    src: str
+    dst: str
+    tag: str
+    nbytes: float
+    path: tuple[str, ...]
+    duration_s: float
+    wire_bytes: float
+    retransmissions: int
+
+    @property
+    def hops(self) -> int:
+        return len(self.path) - 1
+
+
+class _HopFailed(Exception):
+    def __init__(self, link: Link, reason: str, wire_bits: float):
+        self.link, self.reason, self.wire_bits = link, reason, wire_bits
+
+
+class Network:
+    """Links on the world's graph and the transfers that cross them."""
+
+    def __init__(self, env: simpy.Environment, world: World, spec: Links,
+                 streams: RandomStreams, trace: TraceBus):
+        self.env, self.world, self.spec, self.trace = env, world, spec, trace
+        self._streams = streams
+        self._loss_rng = streams.get("network")
+        self._links: dict[frozenset, Link] = {}
+        self._ids = itertools.count()
+        self._route_cache: dict[tuple[str, str], list[str] | None] = {}
+        self._build_links()
+        self._up_graph = nx.subgraph_view(
+            world.graph, filter_edge=lambda u, v: self._links[frozenset((u, v))].up)
+
+    # ------------------------------------------------------------------------ construction
+
+    def _class_spec(self, link_class: str) -> LinkSpec:
+        return getattr(self.spec, link_class)
+
+    def _rate(self, spec: LinkSpec, src: str, dst: str, override: float | None) -> float:
+        rank_src, rank_dst = _TIER_RANK[self.world.tier(src)], _TIER_RANK[self.world.tier(dst)]
+        if override is not None:
+            rate = override
+        elif rank_dst > rank_src:
+            rate = spec.rate_up or spec.rate
+        elif rank_dst < rank_src:
+            rate = spec.rate_down or spec.rate
+        else:
+            rate = spec.rate
+        if isinstance(spec.loss, RateReductionLoss):
+            rate *= 1.0 - spec.loss.probability
+        return rate
+
+    def _build_links(self) -> None:
+        cells: dict[tuple[str, str], Channel] = {}  # shared access: a channel per ES, direction
+        for u, v, data in sorted(self.world.graph.edges(data=True), key=lambda e: (e[0], e[1])):
+            spec = self._class_spec(data["link_class"])
+            override = data.get("rate_bps")
+            if spec.shared:
+                edge_node = u if self.world.tier(u) == EDGE else v
+                channels = []
+                for src, dst in ((u, v), (v, u)):
+                    key = (edge_node, "up" if dst == edge_node else "down")
+                    if key not in cells:
+                        cells[key] = Channel(self.env, f"cell {key[0]} {key[1]}",
+                                             self._rate(spec, src, dst, None))
+                    channels.append(cells[key])
+            else:
+                channels = [Channel(self.env, f"{src}->{dst}", self._rate(spec, src, dst, override))
+                            for src, dst in ((u, v), (v, u))]
+            loss = LossModel()
+            if isinstance(spec.loss, RetransmitLoss):
+                loss = LossModel(spec.loss.probability, spec.loss.max_retransmissions)
+            delay = data.get("delay_s", spec.delay)
+            link = Link(u, v, data["link_class"], delay, channels[0], channels[1], loss)
+            self._links[frozenset((u, v))] = link
+            self.world.graph.edges[u, v]["route_weight"] = delay + _HOP_TIE_BREAK_S
+
+    def start(self) -> None:
+        """Start the outage processes of link classes whose availability is not 'always'."""
+        for index, link in enumerate(self.links()):
+            availability = self._class_spec(link.link_class).availability
+            setter = self._outage_setter(link)
+            if isinstance(availability, RandomOnOff):
+                rng = self._streams.derive("network-outages", index)
+                self.env.process(random_onoff(self.env, rng, availability.mean_up,
+                                              availability.mean_down, setter))
+            elif isinstance(availability, ScheduledOnOff):
+                self.env.process(scheduled_onoff(self.env, availability.down, setter))
+
+    def _outage_setter(self, link: Link):
+        return lambda up: self.set_link_state(link, up, "outage")
+
+    # -------------------------------------------------------------------------- state
+
+    def links(self) -> list[Link]:
+        return list(self._links.values())
+
+    def link(self, u: str, v: str) -> Link:
+        return self._links[frozenset((u, v))]
+
+    def set_link_state(self, link: Link, up: bool, reason: str) -> None:
+        """Hold ``link`` down for ``reason`` (up=False) or release that reason (up=True)."""
+        changed = link.release(reason) if up else link.hold_down(reason)
+        if changed:
+            self._route_cache.clear()
+            if self.trace.wants(LinkState):
+                self.trace.emit(LinkState(time_s=self.env.now, link=link.name, up=up))
+
+    def set_node_state(self, node: str, up: bool) -> None:
+        """Take every link of ``node`` down (a dropout) or bring them back."""
+        for neighbour in self.world.graph.neighbors(node):
+            self.set_link_state(self.link(node, neighbour), up, f"node {node}")
+
+    def route(self, src: str, dst: str) -> list[str] | None:
+        """Shortest path by delay over links that are up, or None where there is none."""
+        key = (src, dst)
+        if key not in self._route_cache:
+            try:
+                path = nx.shortest_path(self._up_graph, src, dst, weight="route_weight")
+            except (nx.NetworkXNoPath, nx.NodeNotFound):
+                path = None
+            self._route_cache[key] = path
+        return self._route_cache[key]
+
+    def tag(self, src: str, dst: str) -> str:
+        return f"{self.world.tier(src)}->{self.world.tier(dst)}"
+
+    # ------------------------------------------------------------------------ transfers
+
+    def send(self, src: str, dst: str, nbytes: float, tag: str | None = None) -> simpy.Process:
+        """Start a transfer: the process's value is a TransferReport; it raises TransferFailed."""
+        return self.env.process(self._transfer(src, dst, float(nbytes), tag or self.tag(src, dst)))
+
+    def _transfer(self, src: str, dst: str, nbytes: float, tag: str):
+        transfer_id, retry, started = next(self._ids), self.spec.retry, self.env.now
+        nbits, wire_bits, retransmissions = nbytes * 8.0, 0.0, 0
+        for attempt in itertools.count():
+            self.trace.emit(TransferStart(time_s=self.env.now, transfer_id=transfer_id, src=src,
+                                          dst=dst, tag=tag, nbytes=nbytes, attempt=attempt))
+            path = self.route(src, dst)
+            try:
+                if path is None:
+                    raise _HopFailed(None, "no-route", 0.0)
+                for u, v in zip(path, path[1:], strict=False):
+                    sent, lost = yield from self._hop(self.link(u, v), u, v, nbits)
+                    wire_bits += sent
+                    retransmissions += lost
+            except _HopFailed as failure:
+                wire_bits += failure.wire_bits
+                will_retry = attempt < retry.attempts
+                self.trace.emit(TransferFail(
+                    time_s=self.env.now, transfer_id=transfer_id, src=src, dst=dst, tag=tag,
+                    nbytes=nbytes, reason=failure.reason, wire_bytes=wire_bits / 8.0,
+                    link=failure.link.name if failure.link else "", will_retry=will_retry))
+                if not will_retry:
+                    link = (failure.link.u, failure.link.v) if failure.link else None
+                    raise TransferFailed(src, dst, failure.reason, link) from None
+                yield self.env.timeout(retry.backoff * retry.backoff_factor**attempt)
+                continue
+            report = TransferReport(src, dst, tag, nbytes, tuple(path), self.env.now - started,
+                                    wire_bits / 8.0, retransmissions)
+            self.trace.emit(TransferEnd(
+                time_s=self.env.now, transfer_id=transfer_id, src=src, dst=dst, tag=tag,
+                nbytes=nbytes, path=report.path, duration_s=report.duration_s,
+                wire_bytes=report.wire_bytes, retransmissions=retransmissions))
+            return report
+
+    def _hop(self, link: Link, u: str, v: str, nbits: float):
+        """Cross one hop; returns (bits sent, retransmissions) or raises _HopFailed."""
+        channel, sent, lost = link.channel(u, v), 0.0, 0
+        while True:
+            if not link.up:
+                raise _HopFailed(link, "link-down", sent)
+            epoch = link.down_epoch
+            flow = channel.transmit(nbits, owner=link)
+            try:
+                yield flow.event
+            except LinkDown:
+                raise _HopFailed(link, "link-down", sent + flow.sent_bits) from None
+            sent += nbits
+            if link.delay_s > 0:
+                yield self.env.timeout(link.delay_s)
+            if link.down_epoch != epoch:
+                raise _HopFailed(link, "link-down", sent)
+            if link.loss.retransmit_p > 0 and self._loss_rng.random() < link.loss.retransmit_p:
+                lost += 1
+                if lost > link.loss.max_retransmissions:
+                    raise _HopFailed(link, "loss", sent)
+                continue
+            return sent, lost

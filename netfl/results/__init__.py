@@ -1,0 +1,1 @@
+"""Recording a run (trace -> metrics), storing it atomically, and plotting it."""

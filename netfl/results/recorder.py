@@ -1,0 +1,115 @@
+"""Trace records -> counters, a metrics row per evaluation, and (optionally) the event table.
+
+Accounting conventions (docs/models/network.md):
+
+* ``bytes_*`` count the payload of *delivered* transfers: by tag, by link (each link on the
+  path carries the payload once) and hop-weighted (payload x hops);
+* ``wire_bytes_total`` counts every bit sent on every hop, retransmissions and the partial
+  progress of failed attempts included;
+* ``transfers_failed`` counts transfers that failed for good (retries spent);
+  ``transfer_attempts_failed`` counts every failed attempt.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+
+from netfl.sim.trace import (
+    Aggregate,
+    Dropout,
+    Evaluation,
+    HandOver,
+    Record,
+    TraceBus,
+    TrainEnd,
+    TransferEnd,
+    TransferFail,
+)
+
+
+class Recorder:
+    """Subscribes to a trace bus; read its counters and rows after the run."""
+
+    def __init__(self, trace: TraceBus, tier_of: Callable[[str], str], keep_events: bool = False):
+        self._tier = tier_of
+        self.bytes_total = 0.0
+        self.bytes_hop_weighted = 0.0
+        self.wire_bytes_total = 0.0
+        self.bytes_by_tag: Counter[str] = Counter()
+        self.bytes_by_link: Counter[str] = Counter()
+        self.transfer_time_s_by_tag: Counter[str] = Counter()
+        self.transfers_delivered = 0
+        self.transfers_failed = 0
+        self.transfer_attempts_failed = 0
+        self.retransmissions = 0
+        self.dropouts = 0
+        self.handovers = 0
+        self.handovers_failed = 0
+        self.compute_time_s_by_tier: Counter[str] = Counter()
+        self.aggregation_time_s_by_tier: Counter[str] = Counter()
+        self.updates_lost_in_training = 0
+        self.metrics: list[dict] = []
+        self.events: list[dict] | None = [] if keep_events else None
+
+        trace.subscribe(self._on_transfer_end, TransferEnd)
+        trace.subscribe(self._on_transfer_fail, TransferFail)
+        trace.subscribe(self._on_train_end, TrainEnd)
+        trace.subscribe(self._on_aggregate, Aggregate)
+        trace.subscribe(self._on_dropout, Dropout)
+        trace.subscribe(self._on_handover, HandOver)
+        trace.subscribe(self._on_evaluation, Evaluation)
+        if keep_events:
+            trace.subscribe(self._keep)
+
+    def _keep(self, record: Record) -> None:
+        self.events.append(record.as_row())
+
+    def _on_transfer_end(self, r: TransferEnd) -> None:
+        hops = len(r.path) - 1
+        self.transfers_delivered += 1
+        self.bytes_total += r.nbytes
+        self.bytes_hop_weighted += r.nbytes * hops
+        self.wire_bytes_total += r.wire_bytes
+        self.bytes_by_tag[r.tag] += r.nbytes
+        self.transfer_time_s_by_tag[r.tag] += r.duration_s
+        self.retransmissions += r.retransmissions
+        for u, v in zip(r.path, r.path[1:], strict=False):
+            self.bytes_by_link["-".join(sorted((u, v)))] += r.nbytes
+
+    def _on_transfer_fail(self, r: TransferFail) -> None:
+        self.transfer_attempts_failed += 1
+        if not r.will_retry:
+            self.transfers_failed += 1
+            self.wire_bytes_total += r.wire_bytes
+
+    def _on_train_end(self, r: TrainEnd) -> None:
+        self.compute_time_s_by_tier[self._tier(r.node)] += r.duration_s
+        if not r.ok:
+            self.updates_lost_in_training += 1
+
+    def _on_aggregate(self, r: Aggregate) -> None:
+        self.aggregation_time_s_by_tier[self._tier(r.node)] += r.duration_s
+
+    def _on_dropout(self, r: Dropout) -> None:
+        if not r.up:
+            self.dropouts += 1
+
+    def _on_handover(self, r: HandOver) -> None:
+        self.handovers += 1
+        if not r.ok:
+            self.handovers_failed += 1
+
+    def _on_evaluation(self, r: Evaluation) -> None:
+        self.metrics.append({
+            "sim_time_s": r.time_s, "round": r.round, "accuracy": r.accuracy, "loss": r.loss,
+            "bytes_total": self.bytes_total, "bytes_hop_weighted": self.bytes_hop_weighted,
+            "wire_bytes_total": self.wire_bytes_total, "transfers_failed": self.transfers_failed,
+            "dropouts": self.dropouts,
+        })
+
+    def first_reaching(self, target: float | None) -> dict | None:
+        """The first metrics row with accuracy >= target, or None."""
+        if target is None:
+            return None
+        return next((row for row in self.metrics if row["accuracy"] >= target), None)

@@ -1,0 +1,51 @@
+"""Algorithm sections: one model per algorithm, chosen by ``kind``.
+
+Fields common to every algorithm live in :class:`AlgorithmSpec`, so switching ``kind`` with
+``--set algorithm.kind=...`` keeps a scenario valid as long as it sets only common fields.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, PositiveFloat, PositiveInt
+
+from netfl.scenario.types import Section
+
+
+class AlgorithmSpec(Section):
+    """Shared by every algorithm.
+
+    rounds: global rounds (cloud aggregations, or the algorithm's own notion of a round).
+    local_steps: SGD steps a client takes per local training (E).
+    lr: client learning rate (constant).
+    batch_size: mini-batch size per local step.
+    eval_every: evaluate the global model every this many rounds (and after the last).
+    """
+
+    rounds: PositiveInt = 100
+    local_steps: PositiveInt = 5
+    lr: PositiveFloat = 0.05
+    batch_size: PositiveInt = 32
+    eval_every: PositiveInt = 1
+
+
+class FedAvgSpec(AlgorithmSpec):
+    """FedAvg (McMahan et al. 2017): the cloud trains with clients over the multi-hop network.
+
+    clients_per_round: clients sampled per round without replacement (all when absent).
+    """
+
+    kind: Literal["fedavg"]
+    clients_per_round: PositiveInt | None = None
+
+
+class HierFedAvgSpec(AlgorithmSpec):
+    """Hierarchical FedAvg (HierFAVG, Liu et al. 2020): ``local_steps`` local steps per edge round,
+    edge aggregation every edge round, cloud aggregation every ``edge_rounds`` edge rounds."""
+
+    kind: Literal["hier-fedavg"]
+    edge_rounds: PositiveInt = 2
+
+
+Algorithm = Annotated[FedAvgSpec | HierFedAvgSpec, Field(discriminator="kind")]

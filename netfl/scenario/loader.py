@@ -1,0 +1,261 @@
+"""Reading scenarios: YAML (or a dict), ``--set`` overrides, and errors a person can act on.
+
+Every problem is reported at once, each as ``file:line: field.path = value: why``, where *why*
+says what is allowed (for a misspelt key, the allowed keys and the closest match).
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import types
+import typing
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from netfl.errors import ScenarioError, ScenarioProblem
+from netfl.scenario.schema import Scenario
+
+OVERRIDE_SOURCE = "--set"
+
+
+def load_scenario(source: str | Path | Mapping, overrides: Iterable[str] = ()) -> Scenario:
+    """Read and validate a scenario.
+
+    Args:
+        source: a YAML file path, or a mapping with the same structure.
+        overrides: ``"a.b.c=VALUE"`` strings; VALUE is read as YAML (numbers, lists, strings).
+
+    Raises:
+        ScenarioError: listing every problem, each with file, line, field path and value.
+    """
+    if isinstance(source, Mapping):
+        raw, name, lines, base_dir = copy.deepcopy(dict(source)), None, {}, Path.cwd()
+    else:
+        path = Path(source)
+        raw, lines = _read_yaml(path)
+        name, base_dir = str(path), path.resolve().parent
+    overridden = _apply_overrides(raw, overrides, name)
+    try:
+        scenario = Scenario.model_validate(raw, context={"base_dir": base_dir})
+    except ValidationError as exc:
+        raise ScenarioError(_problems(exc, name, lines, overridden)) from None
+    scenario._source = name
+    return scenario
+
+
+def dump_scenario(scenario: Scenario) -> str:
+    """The resolved scenario as YAML: every default filled in, quantities in base units."""
+    return yaml.safe_dump(scenario.model_dump(mode="json"), sort_keys=False)
+
+
+# ------------------------------------------------------------------------------- reading
+
+
+def _read_yaml(path: Path) -> tuple[dict, dict[tuple, int]]:
+    def fail(message: str, line: int | None = None):
+        raise ScenarioError(
+            [ScenarioProblem("", message, has_value=False, source=str(path), line=line)]
+        )
+
+    if not path.is_file():
+        fail("file not found" if not path.exists() else "not a file")
+    text = path.read_text(encoding="utf-8")
+    try:
+        raw = yaml.safe_load(text)
+        node = yaml.compose(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        fail(f"not valid YAML: {getattr(exc, 'problem', exc)}", mark.line + 1 if mark else None)
+    if not isinstance(raw, dict):
+        fail("a scenario must be a mapping of sections (name, seed, world, ...)")
+    lines: dict[tuple, int] = {}
+    _index_lines(node, (), lines)
+    return raw, lines
+
+
+def _index_lines(node: yaml.Node, path: tuple, out: dict[tuple, int]) -> None:
+    """Map each key path of a composed YAML tree to its 1-based line."""
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            child = (*path, key.value)
+            out[child] = key.start_mark.line + 1
+            _index_lines(value, child, out)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, value in enumerate(node.value):
+            out[(*path, i)] = value.start_mark.line + 1
+            _index_lines(value, (*path, i), out)
+
+
+def _apply_overrides(raw: dict, overrides: Iterable[str], source: str | None) -> set[tuple]:
+    """Apply ``a.b.c=VALUE`` overrides in place; return the paths they set."""
+    problems, done = [], set()
+    for text in overrides:
+        key, sep, value_text = text.partition("=")
+        parts = tuple(int(p) if p.isdigit() else p for p in key.strip().split("."))
+        if not sep or not key.strip() or any(p == "" for p in parts):
+            problems.append(ScenarioProblem(
+                key, f"an override is KEY=VALUE with a dotted KEY, e.g. seed=3; got {text!r}",
+                has_value=False, source=OVERRIDE_SOURCE))
+            continue
+        try:
+            value = yaml.safe_load(value_text) if value_text.strip() else None
+        except yaml.YAMLError:
+            value = value_text
+        try:
+            _set_path(raw, parts, value)
+            done.add(parts)
+        except (KeyError, TypeError, IndexError) as exc:
+            problems.append(ScenarioProblem(
+                key.strip(), str(exc).strip("'\""), value, source=OVERRIDE_SOURCE))
+    if problems:
+        raise ScenarioError(problems)
+    return done
+
+
+def _set_path(raw: dict, parts: tuple, value: object) -> None:
+    node = raw
+    for depth, part in enumerate(parts[:-1]):
+        where = ".".join(map(str, parts[: depth + 1]))
+        if isinstance(node, list):
+            if not isinstance(part, int) or part >= len(node):
+                raise IndexError(f"{where}: no item {part} in a list of {len(node)}")
+            node = node[part]
+        elif isinstance(node, dict):
+            if node.get(part) is None:
+                node[part] = {}
+            node = node[part]
+        else:
+            raise TypeError(f"{where} is a value, not a section with fields")
+        if not isinstance(node, dict | list):
+            raise TypeError(f"{where} is a value ({node!r}), not a section with fields")
+    last = parts[-1]
+    if isinstance(node, list):
+        if not isinstance(last, int) or last >= len(node):
+            raise IndexError(f"no item {last} in a list of {len(node)}")
+    node[last] = value
+
+
+# ------------------------------------------------------------------------------- errors
+
+
+def _problems(
+    exc: ValidationError, source: str | None, lines: dict, overridden: set[tuple]
+) -> list[ScenarioProblem]:
+    grouped: dict[tuple, list] = {}
+    for err in exc.errors(include_url=False):
+        parts, model, union = _walk(err["loc"])
+        message = _message(err, parts, model, union)
+        if err["type"] == "union_tag_invalid":
+            parts, err = (*parts, "kind"), {**err, "input": err["ctx"]["tag"]}
+        has_value = err["type"] not in ("missing", "union_tag_not_found")
+        key = (parts, repr(err.get("input")) if has_value else None)
+        entry = grouped.setdefault(key, [parts, err.get("input"), has_value, []])
+        if message not in entry[3]:
+            entry[3].append(message)
+    problems = []
+    for parts, value, has_value, messages in grouped.values():
+        from_override = any(parts[: len(o)] == o for o in overridden)
+        line = _nearest_line(parts, lines) if not from_override else None
+        problems.append(ScenarioProblem(
+            ".".join(map(str, parts)), "; or ".join(messages), value if has_value else None,
+            has_value, OVERRIDE_SOURCE if from_override else source, line))
+    return problems
+
+
+def _message(err: dict, parts: tuple, model: type | None, union: object) -> str:
+    kind, msg = err["type"], err["msg"]
+    if kind == "extra_forbidden" and model is not None:
+        allowed = list(model.model_fields)
+        close = difflib.get_close_matches(str(parts[-1]), allowed, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        return f"unknown key; allowed keys: {', '.join(allowed)}{hint}"
+    if kind == "union_tag_not_found" and union is not None:
+        return f"needs a 'kind', one of: {', '.join(_tags(union))}"
+    if kind == "union_tag_invalid":
+        return f"unknown kind; expected one of: {err['ctx']['expected_tags']}"
+    if kind == "missing":
+        return "required field is missing"
+    for prefix in ("Value error, ", "Assertion failed, "):
+        if msg.startswith(prefix):
+            return msg[len(prefix):]
+    return msg
+
+
+def _nearest_line(parts: tuple, lines: dict) -> int | None:
+    for n in range(len(parts), 0, -1):
+        if parts[:n] in lines:
+            return lines[parts[:n]]
+    return None
+
+
+def _walk(loc: tuple) -> tuple[tuple, type[BaseModel] | None, object]:
+    """Follow a pydantic error location through the schema.
+
+    Returns the user-facing path (union branch labels removed), the model that holds the last
+    part (for listing allowed keys) and the union type at the location, if it is one.
+    """
+    current: object = Scenario
+    parent_model: type[BaseModel] | None = None
+    parts: list = []
+    for part in loc:
+        members = _union_members(current)
+        if members is not None:
+            current = next((m for m in members if part in _tags(current)
+                            and _tag_of(m) == part), None)
+            continue
+        current = _strip(current)
+        if isinstance(current, type) and issubclass(current, BaseModel):
+            parent_model = current
+            field = current.model_fields.get(part) if isinstance(part, str) else None
+            current = field.annotation if field else None
+        elif typing.get_origin(current) in (list, tuple) and isinstance(part, int):
+            args = typing.get_args(current)
+            current = args[0] if typing.get_origin(current) is list else (
+                args[part] if part < len(args) else None)
+        else:
+            current = None
+        parts.append(part)
+    union = current if _union_members(current) is not None else None
+    return tuple(parts), parent_model, union
+
+
+def _strip(tp: object) -> object:
+    """Remove Annotated wrappers and a trailing ``| None``."""
+    while typing.get_origin(tp) is typing.Annotated:
+        tp = typing.get_args(tp)[0]
+    args = typing.get_args(tp)
+    if _is_union(tp) and type(None) in args and len(args) == 2:
+        tp = next(a for a in args if a is not type(None))
+    return _strip(tp) if typing.get_origin(tp) is typing.Annotated else tp
+
+
+def _is_union(tp: object) -> bool:
+    return typing.get_origin(tp) in (typing.Union, types.UnionType)
+
+
+def _union_members(tp: object) -> list | None:
+    tp = _strip(tp)
+    if not _is_union(tp):
+        return None
+    return [_strip(m) for m in typing.get_args(tp)]
+
+
+def _tag_of(model: object) -> object:
+    if isinstance(model, type) and issubclass(model, BaseModel) and "kind" in model.model_fields:
+        args = typing.get_args(model.model_fields["kind"].annotation)
+        return args[0] if args else None
+    return None
+
+
+def _tags(union: object) -> list:
+    return [t for t in (_tag_of(m) for m in _union_members(union) or []) if t is not None]
+
+
+def variants(annotation: object) -> list[tuple[str, type[BaseModel]]]:
+    """The (kind, model) pairs a ``kind``-chosen field accepts (one pair for a plain model)."""
+    members = _union_members(annotation) or [_strip(annotation)]
+    return [(tag, m) for m in members if (tag := _tag_of(m)) is not None]

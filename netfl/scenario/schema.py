@@ -1,0 +1,54 @@
+"""The top-level :class:`Scenario`: what one run simulates."""
+
+from __future__ import annotations
+
+from pydantic import Field, PrivateAttr, model_validator
+
+from netfl.scenario.algorithms import Algorithm, FedAvgSpec
+from netfl.scenario.sections import (
+    DataSpec,
+    Devices,
+    EdgeWorld,
+    Links,
+    Model,
+    Output,
+    Stop,
+)
+from netfl.scenario.types import Section
+
+
+class Scenario(Section):
+    """A complete scenario. Build one with :func:`netfl.load_scenario` (file, dict, overrides)."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=100)
+    seed: int = 0
+    world: EdgeWorld
+    links: Links = Links()
+    devices: Devices = Devices()
+    data: DataSpec = DataSpec()
+    model: Model
+    algorithm: Algorithm
+    stop: Stop = Stop()
+    output: Output = Output()
+
+    _source: str | None = PrivateAttr(default=None)
+
+    @property
+    def source(self) -> str | None:
+        """The file this scenario was read from (None when built from a dict)."""
+        return self._source
+
+    @model_validator(mode="after")
+    def _cross_section(self) -> Scenario:
+        algo = self.algorithm
+        if isinstance(algo, FedAvgSpec) and algo.clients_per_round is not None:
+            if algo.clients_per_round > self.world.clients:
+                raise ValueError(
+                    f"algorithm.clients_per_round ({algo.clients_per_round}) exceeds "
+                    f"world.clients ({self.world.clients})"
+                )
+        if algo.kind == "fedavg" and self.world.cloud == "none":
+            raise ValueError("fedavg needs a cloud: set world.cloud to 'all' or a list")
+        if algo.kind == "hier-fedavg" and self.world.cloud == "none":
+            raise ValueError("hier-fedavg aggregates at the cloud: set world.cloud")
+        return self

@@ -1,0 +1,332 @@
+"""Scenario sections other than the algorithm: world, links, devices, data, model, stop, output.
+
+Variants are chosen by ``kind`` (discriminated unions). Every field that has a unit takes a
+string with one ("10 Mbps"); the parsed value is in the base unit (seconds, bit/s, bytes, FLOP/s).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
+
+from netfl.scenario.types import (
+    Duration,
+    ExistingFile,
+    Flops,
+    PositiveDuration,
+    Probability,
+    Rate,
+    Section,
+    Size,
+)
+from netfl.sim.onoff import check_intervals
+
+# ----------------------------------------------------------------------------------- world
+
+
+class EvenAssignment(Section):
+    """Clients split into contiguous blocks, one per edge server (sizes differ by at most one)."""
+
+    kind: Literal["even"] = "even"
+
+
+class SizedAssignment(Section):
+    """``sizes[i]`` clients go to edge server i, in client order."""
+
+    kind: Literal["by-size"]
+    sizes: list[PositiveInt]
+
+
+class FileAssignment(Section):
+    """A CSV file with header ``client,edge_server`` (integer indices)."""
+
+    kind: Literal["file"]
+    path: ExistingFile
+
+
+Assignment = Annotated[
+    EvenAssignment | SizedAssignment | FileAssignment, Field(discriminator="kind")
+]
+
+
+class StarTopology(Section):
+    """No edge-edge links: every edge server connects only to the cloud."""
+
+    kind: Literal["star"] = "star"
+
+
+class RingTopology(Section):
+    kind: Literal["ring"]
+
+
+class RandomTopology(Section):
+    """A random connected graph whose degrees never exceed ``max_degree``: a random spanning tree,
+    then ``extra_edges`` more edges where degrees allow."""
+
+    kind: Literal["random"]
+    max_degree: int = Field(3, ge=2)
+    extra_edges: NonNegativeInt = 2
+
+
+class FileTopology(Section):
+    """GraphML (.graphml) or edge list (one ``u v`` pair per line) over edge-server indices
+    0..M-1; edges may carry ``rate`` and ``delay`` attributes that override the backhaul class."""
+
+    kind: Literal["file"]
+    path: ExistingFile
+
+
+Topology = Annotated[
+    StarTopology | RingTopology | RandomTopology | FileTopology, Field(discriminator="kind")
+]
+
+
+class EdgeWorld(Section):
+    """Static HFL world: clients -> edge servers -> (optional) cloud."""
+
+    kind: Literal["edge"]
+    clients: PositiveInt
+    edge_servers: PositiveInt
+    assignment: Assignment = EvenAssignment()
+    topology: Topology = StarTopology()
+    cloud: Literal["all", "none"] | list[NonNegativeInt] = Field(
+        "all", description="edge servers with a core link to the cloud"
+    )
+
+    @model_validator(mode="after")
+    def _consistent(self) -> EdgeWorld:
+        m = self.edge_servers
+        if self.clients < m:
+            raise ValueError(f"clients ({self.clients}) must be at least edge_servers ({m})")
+        if isinstance(self.assignment, SizedAssignment):
+            sizes = self.assignment.sizes
+            if len(sizes) != m or sum(sizes) != self.clients:
+                raise ValueError(
+                    f"assignment.sizes {sizes} must have edge_servers={m} entries summing to "
+                    f"clients={self.clients}"
+                )
+        if isinstance(self.cloud, list) and any(i >= m for i in self.cloud):
+            raise ValueError(f"cloud lists edge server indices {self.cloud}; valid: 0..{m - 1}")
+        if isinstance(self.topology, StarTopology) and self.cloud != "all":
+            raise ValueError("a star topology needs cloud: all (the cloud is the hub)")
+        return self
+
+
+# ----------------------------------------------------------------------------------- links
+
+
+class NoLoss(Section):
+    kind: Literal["none"] = "none"
+
+
+class RetransmitLoss(Section):
+    """Each hop delivery is lost with ``probability`` and sent again, up to ``max_retransmissions``
+    times; past that the transfer fails."""
+
+    kind: Literal["retransmit"]
+    probability: Annotated[float, Field(ge=0, lt=1)]
+    max_retransmissions: NonNegativeInt = 10
+
+
+class RateReductionLoss(Section):
+    """Loss as goodput: the link carries ``rate * (1 - probability)``."""
+
+    kind: Literal["rate-reduction"]
+    probability: Annotated[float, Field(ge=0, lt=1)]
+
+
+Loss = Annotated[NoLoss | RetransmitLoss | RateReductionLoss, Field(discriminator="kind")]
+
+
+class AlwaysUp(Section):
+    kind: Literal["always"] = "always"
+
+
+class RandomOnOff(Section):
+    """Exponential up and down periods with these means (independent per link or client)."""
+
+    kind: Literal["random"]
+    mean_up: PositiveDuration
+    mean_down: PositiveDuration
+
+
+class ScheduledOnOff(Section):
+    """Down during each [start, end] interval of simulated time, e.g. ``[["10 s", "20 s"]]``."""
+
+    kind: Literal["schedule"]
+    down: list[tuple[Duration, Duration]]
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ScheduledOnOff:
+        check_intervals(self.down)
+        return self
+
+
+LinkAvailability = Annotated[AlwaysUp | RandomOnOff | ScheduledOnOff, Field(discriminator="kind")]
+
+
+class LinkSpec(Section):
+    """One link class. Each direction has its own capacity; ``rate_up`` (towards the cloud) and
+    ``rate_down`` default to ``rate``. With ``shared``, all access links of one edge server share
+    its capacity per direction (one radio cell) instead of each having their own."""
+
+    rate: Rate
+    rate_up: Rate | None = None
+    rate_down: Rate | None = None
+    delay: Duration = 0.0
+    loss: Loss = NoLoss()
+    availability: LinkAvailability = AlwaysUp()
+    shared: bool = False
+
+
+class RetrySpec(Section):
+    """A failed transfer is tried again ``attempts`` more times, after ``backoff`` seconds
+    multiplied by ``backoff_factor`` at each further attempt."""
+
+    attempts: NonNegativeInt = 0
+    backoff: Duration = 1.0
+    backoff_factor: float = Field(2.0, ge=1)
+
+
+class Links(Section):
+    """Link classes: access (client-edge), backhaul (edge-edge), core (edge-cloud)."""
+
+    access: LinkSpec = LinkSpec(rate=20e6, delay=0.005)
+    backhaul: LinkSpec = LinkSpec(rate=1e9, delay=0.002)
+    core: LinkSpec = LinkSpec(rate=1e9, delay=0.020)
+    retry: RetrySpec = RetrySpec()
+
+    @model_validator(mode="after")
+    def _shared_only_access(self) -> Links:
+        if self.backhaul.shared or self.core.shared:
+            raise ValueError("shared: true applies to the access class only")
+        return self
+
+
+# --------------------------------------------------------------------------------- devices
+
+DevicePreset = Literal[
+    "phone", "raspberry-pi-4", "jetson-nano", "jetson-xavier-nx", "edge-server-cpu", "server-gpu"
+]
+
+
+class Stragglers(Section):
+    """A ``fraction`` of nodes (drawn once per run) train ``slowdown`` times slower."""
+
+    fraction: Probability
+    slowdown: float = Field(ge=1)
+
+
+class TraceAvailability(Section):
+    """A CSV file with header ``client,down_s,up_s``: each row is one outage of one client."""
+
+    kind: Literal["trace"]
+    path: ExistingFile
+
+
+ClientAvailability = Annotated[
+    AlwaysUp | RandomOnOff | TraceAvailability, Field(discriminator="kind")
+]
+
+
+class DeviceSpec(Section):
+    """A compute profile: a preset, or ``flops`` (effective FLOP/s), with optional overrides."""
+
+    preset: DevicePreset | None = None
+    flops: Flops | None = None
+    memory: Size | None = None
+    jitter: float = Field(0.0, ge=0, description="sigma of a lognormal factor (median 1)")
+    stragglers: Stragglers | None = None
+
+    @model_validator(mode="after")
+    def _has_speed(self) -> DeviceSpec:
+        if self.preset is None and self.flops is None:
+            raise ValueError("give a preset or flops (effective FLOP/s, e.g. '10 GFLOPS')")
+        return self
+
+
+class ClientDevices(DeviceSpec):
+    availability: ClientAvailability = AlwaysUp()
+
+
+class ServerDevices(DeviceSpec):
+    """Edge or cloud servers; ``accelerators`` jobs run at once, the rest queue."""
+
+    accelerators: PositiveInt = 1
+
+
+class Devices(Section):
+    clients: ClientDevices = ClientDevices(preset="raspberry-pi-4")
+    edge: ServerDevices = ServerDevices(preset="jetson-xavier-nx")
+    cloud: ServerDevices = ServerDevices(preset="server-gpu", accelerators=4)
+
+
+# ------------------------------------------------------------------------------ data, model
+
+
+class IidPartition(Section):
+    """Shuffle, then split into equal parts."""
+
+    kind: Literal["iid"] = "iid"
+
+
+class DirichletPartition(Section):
+    """Per client, label proportions drawn from Dirichlet(alpha); smaller alpha, more skew."""
+
+    kind: Literal["dirichlet"]
+    alpha: PositiveFloat
+
+
+Partition = Annotated[IidPartition | DirichletPartition, Field(discriminator="kind")]
+
+
+class DataSpec(Section):
+    dataset: Literal["digits"] = "digits"
+    test_fraction: float = Field(0.25, gt=0, lt=1, description="held-out share (digits)")
+    partition: Partition = IidPartition()
+
+
+class MlpModel(Section):
+    """Fully connected network with ReLU: input -> hidden[0] -> ... -> classes."""
+
+    kind: Literal["mlp"]
+    hidden: list[PositiveInt] = [64]
+
+
+class LogisticModel(Section):
+    """Multinomial logistic regression (one linear layer, softmax cross-entropy)."""
+
+    kind: Literal["logistic"]
+
+
+class FakeModel(Section):
+    """No torch: a synthetic learning curve with a declared size and cost, for fast tests and
+    latency-only studies. Accuracy rises towards ``max_accuracy`` with local steps."""
+
+    kind: Literal["fake"]
+    params: PositiveInt = 100_000
+    flops_per_sample: PositiveFloat = 1e6
+    max_accuracy: Probability = 0.9
+    learning_rate_gain: PositiveFloat = Field(0.05, description="progress per local step")
+
+
+Model = Annotated[MlpModel | LogisticModel | FakeModel, Field(discriminator="kind")]
+
+
+# ------------------------------------------------------------------------------ stop, output
+
+
+class Stop(Section):
+    """Stop at the algorithm's last round, at ``max_sim_time``, or (with ``at_target``) when
+    test accuracy first reaches ``target_accuracy``, whichever comes first."""
+
+    target_accuracy: Probability | None = None
+    max_sim_time: PositiveDuration | None = None
+    at_target: bool = True
+
+
+class Output(Section):
+    dir: str = "results"
+    trace: bool = Field(False, description="write every trace record to events.parquet")
+    plots: bool = True

@@ -1,0 +1,169 @@
+"""Typed trace records and the bus that carries them (ns-3 style trace sources).
+
+Stages emit records; recorders subscribe to the kinds they care about. Emitting a kind nobody
+subscribed to costs one dictionary lookup, so models may trace freely. Every record carries the
+simulated time ``time_s`` at which it happened. Records are immutable.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Record:
+    """Base of every trace record: ``kind`` names the record type in event tables."""
+
+    kind = "record"
+    time_s: float
+
+    def as_row(self) -> dict:
+        """A flat dict for an event table (tuples become '>'-joined strings)."""
+        row = {"kind": self.kind}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            row[f.name] = ">".join(map(str, value)) if isinstance(value, tuple) else value
+        return row
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TransferStart(Record):
+    kind = "transfer_start"
+    transfer_id: int
+    src: str
+    dst: str
+    tag: str
+    nbytes: float
+    attempt: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TransferEnd(Record):
+    """A transfer delivered: ``path`` is the node sequence, ``wire_bytes`` counts every bit sent
+    on every hop, retransmissions included."""
+
+    kind = "transfer_end"
+    transfer_id: int
+    src: str
+    dst: str
+    tag: str
+    nbytes: float
+    path: tuple[str, ...]
+    duration_s: float
+    wire_bytes: float
+    retransmissions: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TransferFail(Record):
+    """An attempt failed (``reason``: link-down, no-route, loss); ``will_retry`` says whether a
+    back-off and a new attempt follow."""
+
+    kind = "transfer_fail"
+    transfer_id: int
+    src: str
+    dst: str
+    tag: str
+    nbytes: float
+    reason: str
+    link: str
+    wire_bytes: float
+    will_retry: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrainStart(Record):
+    kind = "train_start"
+    node: str
+    round: int
+    samples: int
+    duration_s: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrainEnd(Record):
+    """Local training ended; ``ok`` is False where the node dropped out meanwhile."""
+
+    kind = "train_end"
+    node: str
+    round: int
+    duration_s: float
+    ok: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Aggregate(Record):
+    """A node aggregated ``n_updates`` updates (``level``: edge or cloud)."""
+
+    kind = "aggregate"
+    node: str
+    round: int
+    level: str
+    n_updates: int
+    duration_s: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HandOver(Record):
+    """The model moved from ``src`` to ``dst`` (sequential and mobile algorithms)."""
+
+    kind = "hand_over"
+    src: str
+    dst: str
+    round: int
+    ok: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Dropout(Record):
+    """A node became unavailable (``up`` False) or came back (``up`` True)."""
+
+    kind = "dropout"
+    node: str
+    up: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LinkState(Record):
+    kind = "link_state"
+    link: str
+    up: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Evaluation(Record):
+    """The global model was evaluated on the test set after ``round`` rounds."""
+
+    kind = "evaluation"
+    round: int
+    accuracy: float
+    loss: float
+
+
+Subscriber = Callable[[Record], None]
+
+
+@dataclass
+class TraceBus:
+    """Routes records to subscribers by record type (exact type; ``None`` means every record)."""
+
+    _subscribers: dict[type | None, list[Subscriber]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
+
+    def subscribe(self, callback: Subscriber, *kinds: type[Record]) -> None:
+        """Call ``callback(record)`` for records of the given types, or of every type if none."""
+        for kind in kinds or (None,):
+            self._subscribers[kind].append(callback)
+
+    def wants(self, kind: type[Record]) -> bool:
+        """Whether anyone listens to ``kind`` (lets hot paths skip building a record)."""
+        return bool(self._subscribers.get(kind) or self._subscribers.get(None))
+
+    def emit(self, record: Record) -> None:
+        for callback in self._subscribers.get(type(record), ()):
+            callback(record)
+        for callback in self._subscribers.get(None, ()):
+            callback(record)

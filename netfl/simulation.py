@@ -1,0 +1,201 @@
+"""The Simulation: builds every stage from a Scenario, runs it, and summarizes it.
+
+    scenario -> World -> Network -> Fleet (devices) -> trainer -> Algorithm -> Recorder
+
+The Simulation owns the SimPy environment, the random streams (one root seed, named children)
+and the trace bus, and hands them down; nothing is global. ``run_scenario`` adds the results
+directory and is what ``netfl.run`` and ``netfl run`` call.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+import simpy
+
+from netfl.algorithms.base import Context
+from netfl.algorithms.registry import algorithm_class
+from netfl.compute.fleet import Fleet
+from netfl.errors import ScenarioError, ScenarioProblem
+from netfl.learn import build_trainer
+from netfl.network.transfer import Network
+from netfl.results.recorder import Recorder
+from netfl.scenario import Scenario, dump_scenario, load_scenario
+from netfl.sim.clock import RandomStreams
+from netfl.sim.trace import TraceBus
+from netfl.world import build_world
+
+METRIC_COLUMNS = ["sim_time_s", "round", "accuracy", "loss", "bytes_total", "bytes_hop_weighted",
+                  "wire_bytes_total", "transfers_failed", "dropouts"]
+TRAINING_MEMORY_FACTOR = 3  # weights, gradients and one update buffer, float32 each
+
+
+def _version() -> str:
+    from netfl import __version__
+
+    return __version__
+
+
+@dataclass
+class RunResult:
+    """What a run produced.
+
+    summary: the summary.json dict; metrics: one row per evaluation; events: the trace table
+    (None unless ``output.trace``); path: the results directory (None when nothing was written).
+    """
+
+    scenario: Scenario
+    summary: dict
+    metrics: pd.DataFrame
+    events: pd.DataFrame | None = None
+    path: Path | None = None
+    extras: dict = field(default_factory=dict)
+
+
+class Simulation:
+    """One scenario, built and ready to run once."""
+
+    def __init__(self, scenario: Scenario):
+        self.scenario = scenario
+        self.env = simpy.Environment()
+        self.streams = RandomStreams(scenario.seed)
+        self.trace = TraceBus()
+        self.world = build_world(scenario.world, self.streams.get("world"))
+        self.recorder = Recorder(self.trace, self.world.tier, keep_events=scenario.output.trace)
+        self.network = Network(self.env, self.world, scenario.links, self.streams, self.trace)
+        self.fleet = Fleet(self.env, self.world, scenario.devices, self.streams, self.trace,
+                           self.network)
+        self.trainer, self.dataset, self.partition = build_trainer(
+            scenario.data, scenario.model, len(self.world.clients), self.streams)
+        self._check_memory()
+        context = Context(self.env, self.world, self.network, self.fleet, self.trainer,
+                          self.streams, self.trace, scenario.stop)
+        self.algorithm = algorithm_class(scenario.algorithm.kind)(context, scenario.algorithm)
+        self.stop_reason: str | None = None
+        self.host_time_s = 0.0
+
+    def _check_memory(self) -> None:
+        """A client must hold the model, its gradients and an update buffer."""
+        needed = self.trainer.num_params * 4 * TRAINING_MEMORY_FACTOR
+        profile = self.fleet.profiles["client"]
+        if needed > profile.memory_bytes:
+            raise ScenarioError([ScenarioProblem(
+                "devices.clients.memory", f"the model needs about {needed / 1e9:.2f} GB to train "
+                f"but a {profile.name} client has {profile.memory_bytes / 1e9:.2f} GB",
+                self.scenario.devices.clients.memory)])
+
+    def run(self) -> None:
+        """Run until the algorithm ends, the target is reached, or ``stop.max_sim_time``."""
+        started = time.perf_counter()
+        self.world.start(self.env, self.streams)
+        self.network.start()
+        self.fleet.start()
+        process = self.env.process(self.algorithm.run())
+        limit = self.scenario.stop.max_sim_time
+        until = process if limit is None else self.env.any_of([process, self.env.timeout(limit)])
+        self.env.run(until=until)
+        if not process.triggered:
+            self.stop_reason = "max_sim_time"
+        elif self.algorithm.reached_target and self.scenario.stop.at_target:
+            self.stop_reason = "target_accuracy"
+        else:
+            self.stop_reason = "rounds"
+        self.host_time_s = time.perf_counter() - started
+
+    def metrics(self) -> pd.DataFrame:
+        return pd.DataFrame(self.recorder.metrics, columns=METRIC_COLUMNS)
+
+    def events(self) -> pd.DataFrame | None:
+        return None if self.recorder.events is None else pd.DataFrame(self.recorder.events)
+
+    def summary(self) -> dict:
+        rec, scenario = self.recorder, self.scenario
+        target = scenario.stop.target_accuracy
+        reached = rec.first_reaching(target)
+        last = rec.metrics[-1] if rec.metrics else {}
+        return {
+            "name": scenario.name,
+            "algorithm": scenario.algorithm.kind,
+            "seed": scenario.seed,
+            "stop_reason": self.stop_reason,
+            "sim_time_s": self.env.now,
+            "rounds": self.algorithm.rounds_done,
+            "final_accuracy": last.get("accuracy"),
+            "final_loss": last.get("loss"),
+            "best_accuracy": max((r["accuracy"] for r in rec.metrics), default=None),
+            "target_accuracy": target,
+            "time_to_target_s": reached["sim_time_s"] if reached else None,
+            "rounds_to_target": reached["round"] if reached else None,
+            "bytes_to_target": reached["bytes_total"] if reached else None,
+            "bytes_total": rec.bytes_total,
+            "bytes_by_tag": dict(sorted(rec.bytes_by_tag.items())),
+            "bytes_hop_weighted": rec.bytes_hop_weighted,
+            "bytes_by_link": dict(sorted(rec.bytes_by_link.items())),
+            "wire_bytes_total": rec.wire_bytes_total,
+            "transfers_delivered": rec.transfers_delivered,
+            "transfers_failed": rec.transfers_failed,
+            "transfer_attempts_failed": rec.transfer_attempts_failed,
+            "retransmissions": rec.retransmissions,
+            "dropouts": rec.dropouts,
+            "updates_lost_in_training": rec.updates_lost_in_training,
+            "handovers": rec.handovers,
+            "handovers_failed": rec.handovers_failed,
+            "compute_time_s_by_tier": dict(sorted(rec.compute_time_s_by_tier.items())),
+            "aggregation_time_s_by_tier": dict(sorted(rec.aggregation_time_s_by_tier.items())),
+            "transfer_time_s_by_tag": dict(sorted(rec.transfer_time_s_by_tag.items())),
+            "model_params": self.trainer.num_params,
+            "payload_bytes": self.trainer.payload_bytes,
+            "flops_per_sample": self.trainer.flops_per_sample,
+            "clients": len(self.world.clients),
+            "edge_servers": len(self.world.edge_servers),
+            "host_time_s": self.host_time_s,
+            "netfl_version": _version(),
+        }
+
+
+def run_scenario(
+    scenario: Scenario | str | Path | Mapping,
+    *,
+    overrides: Iterable[str] = (),
+    write: bool = True,
+    out_dir: str | Path | None = None,
+    run_id: str | None = None,
+    on_start: Callable[[Simulation], None] | None = None,
+) -> RunResult:
+    """Build, run and (unless ``write`` is False) store one scenario.
+
+    Args:
+        scenario: a Scenario, or a path / dict to load (with ``overrides``).
+        write: write ``<out_dir or output.dir>/<name>/<run_id>/`` atomically.
+        run_id: the run directory's name (default: timestamp and seed; suffixed if taken).
+        on_start: called with the built Simulation before it runs (progress bars subscribe here).
+    """
+    from netfl.results.store import new_run_id, unique_run_dir, write_run
+
+    if not isinstance(scenario, Scenario):
+        scenario = load_scenario(scenario, overrides)
+    elif overrides:
+        scenario = load_scenario(scenario.model_dump(mode="json"), overrides)
+    simulation = Simulation(scenario)
+    if on_start is not None:
+        on_start(simulation)
+    simulation.run()
+    summary, metrics, events = simulation.summary(), simulation.metrics(), simulation.events()
+    path = None
+    if write:
+        parent = Path(out_dir or scenario.output.dir) / scenario.name
+        final = unique_run_dir(parent, run_id or new_run_id(scenario.seed))
+        plot = None
+        if scenario.output.plots and len(metrics):
+            from netfl.results.plots import plot_run
+
+            def plot(directory: Path) -> None:
+                plot_run(metrics, directory, f"{scenario.name} ({scenario.algorithm.kind})",
+                         scenario.stop.target_accuracy)
+
+        path = write_run(final, summary, metrics, dump_scenario(scenario), events, plot)
+    return RunResult(scenario, summary, metrics, events, path)

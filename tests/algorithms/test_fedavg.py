@@ -1,0 +1,109 @@
+"""FedAvg and hierarchical FedAvg on the fake trainer: bytes, hops, timing and participation."""
+
+import pytest
+
+from netfl import run
+from netfl.sim.trace import TrainStart
+
+PAYLOAD = 4 * 25000  # the tiny scenario's fake model: 25,000 params, float32
+
+
+def test_fedavg_bytes_and_hops(tiny):
+    tiny["algorithm"] = {"kind": "fedavg", "rounds": 3}
+    s = run(tiny, write=False).summary
+    n = tiny["world"]["clients"]
+    assert s["bytes_by_tag"] == {"client->cloud": 3 * n * PAYLOAD, "cloud->client": 3 * n * PAYLOAD}
+    assert s["bytes_hop_weighted"] == 2 * s["bytes_total"]  # client - edge - cloud
+    assert s["rounds"] == 3 and s["stop_reason"] == "rounds"
+
+
+def test_hier_fedavg_bytes(tiny):
+    tiny["algorithm"].update(rounds=2, edge_rounds=3)
+    s = run(tiny, write=False).summary
+    n, m = tiny["world"]["clients"], tiny["world"]["edge_servers"]
+    assert s["bytes_by_tag"] == {
+        "edge->client": 2 * 3 * n * PAYLOAD, "client->edge": 2 * 3 * n * PAYLOAD,
+        "cloud->edge": 2 * m * PAYLOAD, "edge->cloud": 2 * m * PAYLOAD}
+    assert s["bytes_hop_weighted"] == s["bytes_total"]
+
+
+def test_hier_fedavg_round_time_matches_the_closed_form(tiny):
+    tiny["world"] = {"kind": "edge", "clients": 2, "edge_servers": 1}
+    tiny["links"] = {"access": {"rate": "10 Mbps", "delay": "5 ms"},
+                     "core": {"rate": "100 Mbps", "delay": "20 ms"}}
+    tiny["devices"] = {"clients": {"flops": "1 GFLOPS"}, "edge": {"flops": "1 GFLOPS"},
+                       "cloud": {"flops": "10 GFLOPS"}}
+    tiny["algorithm"].update(rounds=1, edge_rounds=2, local_steps=2, batch_size=16)
+    result = run(tiny, write=False)
+    bits = PAYLOAD * 8
+    core = bits / 100e6 + 0.020
+    access = bits / 10e6 + 0.005
+    train = 1e5 * 3 * (2 * 16) / 1e9
+    edge_agg = 2 * 25000 * 2 / 1e9
+    cloud_agg = 2 * 25000 * 1 / 10e9
+    expected = core + 2 * (access + train + access + edge_agg) + core + cloud_agg
+    assert result.metrics["sim_time_s"].iloc[-1] == pytest.approx(expected, rel=1e-9)
+
+
+def test_fedavg_samples_clients_per_round(tiny):
+    tiny["algorithm"] = {"kind": "fedavg", "rounds": 4, "clients_per_round": 2}
+    result = run(tiny, overrides=["output.trace=true"], write=False)
+    starts = result.events[result.events["kind"] == TrainStart.kind]
+    assert starts.groupby("round").size().tolist() == [2, 2, 2, 2]
+    assert starts["node"].nunique() > 2  # different clients in different rounds
+
+
+def test_a_client_that_is_always_down_contributes_nothing(tiny, tmp_path):
+    trace = tmp_path / "avail.csv"
+    trace.write_text("client,down_s,up_s\n0,0,1000000\n")
+    tiny["devices"]["clients"]["availability"] = {"kind": "trace", "path": str(trace)}
+    tiny["algorithm"].update(rounds=2, edge_rounds=1)
+    result = run(tiny, overrides=["output.trace=true"], write=False)
+    events = result.events
+    assert "c0" not in set(events.loc[events["kind"] == TrainStart.kind, "node"])
+    assert result.summary["transfers_failed"] == 2  # the two downloads to c0
+    assert result.summary["dropouts"] == 1
+
+
+def test_a_drop_during_training_voids_the_update(tiny, tmp_path):
+    trace = tmp_path / "avail.csv"
+    # c0 drops for 1 ms while it trains in round 1 (download ends at ~0.05 s, training is ~2 s)
+    tiny["devices"]["clients"]["flops"] = "1 MFLOPS"
+    trace.write_text("client,down_s,up_s\n0,0.5,0.501\n")
+    tiny["devices"]["clients"]["availability"] = {"kind": "trace", "path": str(trace)}
+    tiny["algorithm"].update(rounds=1, edge_rounds=1, local_steps=1)
+    s = run(tiny, write=False).summary
+    assert s["updates_lost_in_training"] == 1
+    n = tiny["world"]["clients"]
+    assert s["bytes_by_tag"]["client->edge"] == (n - 1) * PAYLOAD
+
+
+def test_stop_at_target(tiny):
+    tiny["algorithm"]["rounds"] = 500
+    tiny["stop"] = {"target_accuracy": 0.5}
+    s = run(tiny, write=False).summary
+    assert s["stop_reason"] == "target_accuracy" and s["final_accuracy"] >= 0.5
+    assert s["rounds"] == s["rounds_to_target"] < 500
+    assert s["bytes_to_target"] == s["bytes_total"]
+
+
+def test_keep_going_after_the_target(tiny):
+    tiny["algorithm"]["rounds"] = 30
+    tiny["stop"] = {"target_accuracy": 0.5, "at_target": False}
+    s = run(tiny, write=False).summary
+    assert s["rounds"] == 30 and s["rounds_to_target"] < 30
+    assert s["bytes_to_target"] < s["bytes_total"]
+
+
+def test_stop_at_max_sim_time(tiny):
+    tiny["algorithm"]["rounds"] = 10_000
+    tiny["stop"] = {"max_sim_time": "3 s"}
+    result = run(tiny, write=False)
+    assert result.summary["stop_reason"] == "max_sim_time"
+    assert result.summary["sim_time_s"] == 3.0
+    assert result.metrics["sim_time_s"].max() <= 3.0
+
+
+def test_eval_every(tiny):
+    tiny["algorithm"].update(rounds=7, eval_every=3)
+    assert run(tiny, write=False).metrics["round"].tolist() == [0, 3, 6, 7]

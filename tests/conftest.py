@@ -1,0 +1,62 @@
+"""Shared fixtures: tiny scenarios (fake model, no torch) and hand-built networks."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import simpy
+
+from netfl.network.transfer import Network
+from netfl.scenario.sections import EdgeWorld, Links
+from netfl.sim.clock import RandomStreams
+from netfl.sim.trace import TraceBus
+from netfl.world.edge import build_edge_world
+
+TINY = {
+    "name": "tiny",
+    "seed": 1,
+    "world": {"kind": "edge", "clients": 6, "edge_servers": 2},
+    "links": {"access": {"rate": "10 Mbps", "delay": "5 ms"},
+              "core": {"rate": "100 Mbps", "delay": "20 ms"}},
+    "devices": {"clients": {"flops": "1 GFLOPS"}},
+    "data": {"dataset": "digits", "partition": {"kind": "iid"}},
+    "model": {"kind": "fake", "params": 25000, "flops_per_sample": 1e5},
+    "algorithm": {"kind": "hier-fedavg", "rounds": 5, "local_steps": 2, "batch_size": 16},
+    "output": {"plots": False},
+}
+
+
+@pytest.fixture
+def tiny() -> dict:
+    """A fresh copy of a tiny fake-model scenario dict (edit freely)."""
+    return copy.deepcopy(TINY)
+
+
+class NetBench:
+    """A network on an edge world, with its env and trace, for physics tests."""
+
+    def __init__(self, world_spec: dict, links: dict | None = None, seed: int = 0):
+        self.env = simpy.Environment()
+        self.trace = TraceBus()
+        self.records = []
+        self.trace.subscribe(self.records.append)
+        streams = RandomStreams(seed)
+        self.world = build_edge_world(EdgeWorld(kind="edge", **world_spec), streams.get("world"))
+        self.network = Network(self.env, self.world, Links(**(links or {})), streams, self.trace)
+
+    def send_at(self, start_s: float, src: str, dst: str, nbytes: float, out: dict, key):
+        """Start a transfer at ``start_s``; store its end time (or the exception) in out[key]."""
+        def proc():
+            yield self.env.timeout(start_s)
+            try:
+                yield self.network.send(src, dst, nbytes)
+                out[key] = self.env.now
+            except Exception as exc:  # the test inspects it
+                out[key] = exc
+        return self.env.process(proc())
+
+
+@pytest.fixture
+def netbench():
+    return NetBench

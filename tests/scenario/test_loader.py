@@ -1,0 +1,226 @@
+"""Every path of scenario validation: each error names file, line, field, value, what is allowed."""
+
+import textwrap
+
+import pytest
+import yaml
+
+from netfl import ScenarioError, load_scenario
+from netfl.scenario import dump_scenario
+
+
+def write(tmp_path, data, name="s.yaml"):
+    path = tmp_path / name
+    path.write_text(data if isinstance(data, str) else yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def problems(source, overrides=()):
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(source, overrides)
+    return info.value.problems
+
+
+def only(source, overrides=()):
+    found = problems(source, overrides)
+    assert len(found) == 1, [p.format() for p in found]
+    return found[0]
+
+
+def test_a_valid_scenario_loads_with_units_parsed(tiny):
+    tiny["links"]["access"] = {"rate": "1.5 Mbps", "delay": "20 ms"}
+    tiny["stop"] = {"max_sim_time": "2 h", "target_accuracy": 0.8}
+    scenario = load_scenario(tiny)
+    assert scenario.links.access.rate == 1.5e6
+    assert scenario.links.access.delay == pytest.approx(0.02)
+    assert scenario.stop.max_sim_time == 7200
+
+
+def test_misspelt_key_names_the_allowed_keys_and_the_closest(tiny):
+    tiny["world"]["clientz"] = tiny["world"].pop("clients")
+    found = problems(tiny)
+    extra = next(p for p in found if p.path == "world.clientz")
+    assert "allowed keys: kind, clients, edge_servers" in extra.message
+    assert "did you mean 'clients'" in extra.message
+    assert any(p.path == "world.clients" and "missing" in p.message for p in found)
+
+
+def test_bad_unit_names_the_units(tiny):
+    tiny["links"]["access"]["rate"] = "10 Mbs"
+    p = only(tiny)
+    assert p.path == "links.access.rate" and p.value == "10 Mbs"
+    assert "unknown rate unit 'Mbs'" in p.message and "Mbps" in p.message
+
+
+def test_number_without_unit_is_the_base_unit(tiny):
+    tiny["links"]["access"]["delay"] = 0.25
+    assert load_scenario(tiny).links.access.delay == 0.25
+
+
+def test_negative_quantity_is_refused(tiny):
+    tiny["links"]["access"]["delay"] = "-5 ms"
+    p = only(tiny)
+    assert p.path == "links.access.delay" and "greater than or equal to 0" in p.message
+
+
+def test_unknown_kind_lists_the_kinds(tiny):
+    tiny["world"]["topology"] = {"kind": "rnig"}
+    p = only(tiny)
+    assert p.path == "world.topology.kind" and p.value == "rnig"
+    assert "'star', 'ring', 'random', 'file'" in p.message
+
+
+def test_missing_kind_lists_the_kinds(tiny):
+    tiny["model"] = {"params": 10}
+    p = only(tiny)
+    assert p.path == "model" and "needs a 'kind'" in p.message and "mlp" in p.message
+
+
+def test_fields_of_a_variant_are_checked(tiny):
+    tiny["algorithm"]["edge_rounds"] = 0
+    p = only(tiny)
+    assert p.path == "algorithm.edge_rounds" and "greater than 0" in p.message
+
+
+def test_a_field_of_another_variant_is_unknown(tiny):
+    tiny["algorithm"]["kind"] = "fedavg"
+    tiny["algorithm"]["edge_rounds"] = 2
+    p = only(tiny)
+    assert p.path == "algorithm.edge_rounds" and "clients_per_round" in p.message
+
+
+def test_cross_field_rules(tiny):
+    tiny["world"]["assignment"] = {"kind": "by-size", "sizes": [2, 3]}
+    p = only(tiny)
+    assert p.path == "world" and "summing to clients=6" in p.message
+
+
+def test_cross_section_rules(tiny):
+    tiny["algorithm"] = {"kind": "fedavg", "clients_per_round": 99}
+    p = only(tiny)
+    assert "clients_per_round (99) exceeds world.clients (6)" in p.message
+
+
+def test_every_problem_is_reported_at_once(tiny):
+    tiny["seed"] = "x"
+    tiny["world"]["clients"] = 0
+    tiny["links"]["core"]["rate"] = "fast"
+    tiny["algorithm"]["lr"] = -1
+    assert {p.path for p in problems(tiny)} == {
+        "seed", "world.clients", "links.core.rate", "algorithm.lr"}
+
+
+def test_problems_carry_the_file_and_line(tmp_path):
+    path = write(tmp_path, textwrap.dedent("""\
+        name: s
+        world:
+          kind: edge
+          clients: 4
+          edge_servers: 2
+        model: {kind: fake}
+        algorithm:
+          kind: fedavg
+          rounds: -3
+        """))
+    p = only(path)
+    assert (p.source, p.line, p.path, p.value) == (str(path), 9, "algorithm.rounds", -3)
+    assert p.format().startswith(f"{path}:9: algorithm.rounds = -3: ")
+
+
+def test_missing_file(tmp_path):
+    p = only(tmp_path / "nope.yaml")
+    assert p.source.endswith("nope.yaml") and "file not found" in p.message
+
+
+def test_invalid_yaml_gives_the_line(tmp_path):
+    p = only(write(tmp_path, "name: a\nworld: [unclosed\n"))
+    assert "not valid YAML" in p.message and p.line is not None
+
+
+def test_not_a_mapping(tmp_path):
+    assert "must be a mapping" in only(write(tmp_path, "- a\n- b\n")).message
+
+
+def test_bad_name_for_a_directory(tiny):
+    tiny["name"] = "../escape"
+    assert only(tiny).path == "name"
+
+
+def test_override_sets_nested_fields_and_parses_yaml_values(tiny):
+    s = load_scenario(tiny, ["algorithm.rounds=9", "links.access.rate=2 Gbps",
+                             "world.topology={kind: ring}", "output.trace=true"])
+    assert s.algorithm.rounds == 9 and s.links.access.rate == 2e9
+    assert s.world.topology.kind == "ring" and s.output.trace is True
+
+
+def test_override_switches_kind(tiny):
+    tiny["algorithm"].pop("kind")
+    tiny["algorithm"]["kind"] = "hier-fedavg"
+    assert load_scenario(tiny, ["algorithm.kind=fedavg"]).algorithm.kind == "fedavg"
+
+
+def test_override_creates_missing_sections(tiny):
+    tiny.pop("stop", None)
+    assert load_scenario(tiny, ["stop.target_accuracy=0.7"]).stop.target_accuracy == 0.7
+
+
+def test_override_errors_are_labelled_as_overrides(tiny):
+    p = only(tiny, ["algorithm.lr=abc"])
+    assert (p.source, p.path, p.value) == ("--set", "algorithm.lr", "abc")
+
+
+def test_override_misspelt_key(tiny):
+    p = only(tiny, ["algorithm.rouds=3"])
+    assert p.source == "--set" and "did you mean 'rounds'" in p.message
+
+
+@pytest.mark.parametrize("text", ["rounds", "=3", "a..b=3"])
+def test_override_syntax(tiny, text):
+    assert "KEY=VALUE" in only(tiny, [text]).message
+
+
+def test_override_through_a_value(tiny):
+    p = only(tiny, ["seed.x=3"])
+    assert "seed is a value" in p.message
+
+
+def test_override_list_index(tiny):
+    tiny["model"] = {"kind": "mlp", "hidden": [8, 8]}
+    assert load_scenario(tiny, ["model.hidden.1=4"]).model.hidden == [8, 4]
+    assert "no item 5" in only(tiny, ["model.hidden.5=4"]).message
+
+
+def test_relative_paths_resolve_against_the_scenario_file(tmp_path, tiny):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "assign.csv").write_text("client,edge_server\n")
+    tiny["world"]["assignment"] = {"kind": "file", "path": "assign.csv"}
+    path = write(tmp_path / "sub", tiny)
+    assert load_scenario(path).world.assignment.path == tmp_path / "sub" / "assign.csv"
+
+
+def test_a_missing_referenced_file(tmp_path, tiny):
+    tiny["world"]["assignment"] = {"kind": "file", "path": "nope.csv"}
+    p = only(write(tmp_path, tiny))
+    assert p.path == "world.assignment.path" and "file not found" in p.message
+
+
+def test_schedule_intervals_must_be_ordered(tiny):
+    tiny["links"]["core"]["availability"] = {"kind": "schedule", "down": [["5 s", "2 s"]]}
+    assert "down < up" in only(tiny).message
+
+
+def test_device_needs_a_preset_or_flops(tiny):
+    tiny["devices"]["clients"] = {"jitter": 0.1}
+    assert "give a preset or flops" in only(tiny).message
+
+
+def test_unknown_device_preset_lists_the_presets(tiny):
+    tiny["devices"]["clients"] = {"preset": "raspi"}
+    p = only(tiny)
+    assert p.path == "devices.clients.preset" and "'raspberry-pi-4'" in p.message
+
+
+def test_the_resolved_scenario_round_trips(tiny):
+    scenario = load_scenario(tiny)
+    again = load_scenario(yaml.safe_load(dump_scenario(scenario)))
+    assert again == scenario

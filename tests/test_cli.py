@@ -1,0 +1,77 @@
+"""The command line, in process (CliRunner) and as the installed console script."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from netfl.cli import app
+
+ROOT = Path(__file__).resolve().parents[1]
+QUICKSTART = ROOT / "scenarios" / "quickstart.yaml"
+runner = CliRunner()
+
+
+def test_validate_ok():
+    result = runner.invoke(app, ["validate", str(QUICKSTART)])
+    assert result.exit_code == 0 and "valid" in result.output
+
+
+def test_validate_reports_every_problem_without_a_traceback(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(QUICKSTART.read_text().replace("clients: 20", "clientz: 20")
+                   .replace("rate: 20 Mbps", "rate: 20 Mbs"))
+    result = runner.invoke(app, ["validate", str(bad), "--set", "algorithm.lr=-1"])
+    assert result.exit_code == 2
+    assert "4 problems in scenario" in result.output  # clientz, clients missing, rate, lr
+    assert "world.clients: required field is missing" in result.output
+    line = bad.read_text().splitlines().index("  clientz: 20") + 1
+    assert f"{bad}:{line}: world.clientz = 20: unknown key" in result.output
+    assert "did you mean 'clients'" in result.output
+    assert "links.access.rate = '20 Mbs': unknown rate unit" in result.output
+    assert "--set: algorithm.lr = -1" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_run_writes_results_and_prints_the_path(tmp_path):
+    result = runner.invoke(app, ["run", str(QUICKSTART), "--out", str(tmp_path), "--quiet",
+                                 "--set", "algorithm.rounds=2",
+                                 "--set", "stop.target_accuracy=null",
+                                 "--run-id", "x"])
+    assert result.exit_code == 0, result.output
+    path = Path(result.output.strip())
+    assert path == tmp_path / "quickstart" / "x"
+    assert json.loads((path / "summary.json").read_text())["rounds"] == 2
+
+
+def test_run_missing_file_is_a_clean_error(tmp_path):
+    result = runner.invoke(app, ["run", str(tmp_path / "nope.yaml")])
+    assert result.exit_code == 2 and "file not found" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_list():
+    result = runner.invoke(app, ["list"])
+    assert result.exit_code == 0
+    for word in ("hier-fedavg", "fedavg", "edge", "digits", "mlp", "fake", "raspberry-pi-4"):
+        assert word in result.output
+    assert runner.invoke(app, ["list", "nonsense"]).exit_code == 2
+
+
+def test_quickstart_end_to_end_with_the_console_script(tmp_path):
+    script = shutil.which("netfl", path=str(Path(sys.executable).parent))
+    if script is None:
+        pytest.skip("the netfl console script is not installed beside this interpreter")
+    proc = subprocess.run([script, "run", str(QUICKSTART), "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "results: " in proc.stdout
+    run_dir = next((tmp_path / "quickstart").iterdir())
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["time_to_target_s"] is not None
+    assert summary["final_accuracy"] >= summary["target_accuracy"]
+    assert (run_dir / "accuracy_vs_time.png").is_file()

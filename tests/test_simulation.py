@@ -1,0 +1,103 @@
+"""Whole runs: determinism, the results directory, interruption, the Python API."""
+
+import json
+
+import pandas as pd
+import pytest
+
+import netfl
+from netfl.simulation import Simulation
+
+
+def real_digits(tiny, **algorithm):
+    tiny["model"] = {"kind": "mlp", "hidden": [16]}
+    tiny["devices"]["clients"] = {"preset": "raspberry-pi-4", "jitter": 0.2,
+                                  "stragglers": {"fraction": 0.3, "slowdown": 3}}
+    tiny["devices"]["clients"]["availability"] = {"kind": "random", "mean_up": "0.3 s",
+                                                  "mean_down": "0.05 s"}
+    tiny["links"]["access"]["loss"] = {"kind": "retransmit", "probability": 0.1}
+    tiny["data"]["partition"] = {"kind": "dirichlet", "alpha": 0.5}
+    tiny["algorithm"].update(rounds=4, lr=0.3, **algorithm)
+    return tiny
+
+
+def comparable(summary):
+    return {k: v for k, v in summary.items() if k != "host_time_s"}
+
+
+@pytest.mark.parametrize("kind", ["hier-fedavg", "fedavg"])
+def test_same_seed_same_results_other_seed_differs(tiny, tmp_path, kind):
+    scenario = real_digits(tiny, kind=kind)
+    a = netfl.run(scenario, out_dir=tmp_path, run_id="a")
+    b = netfl.run(scenario, out_dir=tmp_path, run_id="b")
+    c = netfl.run(scenario, overrides=["seed=2"], out_dir=tmp_path, run_id="c")
+    sa, sb, sc = (json.loads((r.path / "summary.json").read_text()) for r in (a, b, c))
+    assert comparable(sa) == comparable(sb)
+    assert (a.path / "metrics.csv").read_bytes() == (b.path / "metrics.csv").read_bytes()
+    assert comparable(sa) != comparable(sc)
+    assert sa["dropouts"] > 0 and sa["retransmissions"] > 0  # the random parts did happen
+
+
+def test_results_directory(tiny, tmp_path):
+    tiny["stop"] = {"target_accuracy": 0.3}
+    tiny["output"] = {"plots": True, "trace": True}
+    result = netfl.run(tiny, out_dir=tmp_path, run_id="r1")
+    assert result.path == tmp_path / "tiny" / "r1"
+    assert sorted(p.name for p in result.path.iterdir()) == [
+        "accuracy_vs_bytes.png", "accuracy_vs_time.png", "events.parquet", "metrics.csv",
+        "metrics.parquet", "scenario.yaml", "summary.json"]
+    summary = json.loads((result.path / "summary.json").read_text())
+    for key in ("sim_time_s", "rounds", "final_accuracy", "target_accuracy", "time_to_target_s",
+                "bytes_total", "bytes_by_tag", "bytes_to_target", "transfers_failed",
+                "dropouts", "host_time_s", "seed", "netfl_version"):
+        assert key in summary
+    metrics = pd.read_csv(result.path / "metrics.csv")
+    assert {"sim_time_s", "round", "accuracy", "loss", "bytes_total"} <= set(metrics.columns)
+    events = pd.read_parquet(result.path / "events.parquet")
+    assert {"transfer_start", "transfer_end", "train_start", "train_end", "aggregate",
+            "evaluation"} <= set(events["kind"])
+    reloaded = netfl.load_scenario(result.path / "scenario.yaml")
+    assert reloaded.model_dump() == result.scenario.model_dump()
+
+
+def test_an_interrupted_run_writes_nothing(tiny, tmp_path, monkeypatch):
+    def interrupt(self):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Simulation, "run", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        netfl.run(tiny, out_dir=tmp_path)
+    assert not (tmp_path / "tiny").exists() or not any((tmp_path / "tiny").iterdir())
+
+
+def test_api_accepts_a_path_with_overrides(tmp_path):
+    result = netfl.run("scenarios/quickstart.yaml", overrides=["algorithm.rounds=1",
+                                                                "model.hidden=[8]"], write=False)
+    assert result.summary["rounds"] == 1 and result.path is None
+    assert isinstance(result, netfl.RunResult)
+
+
+def test_the_model_must_fit_in_client_memory(tiny):
+    tiny["model"]["params"] = 10**9
+    tiny["devices"]["clients"] = {"flops": "1 GFLOPS", "memory": "1 GB"}
+    with pytest.raises(netfl.ScenarioError, match="devices.clients.memory"):
+        netfl.run(tiny, write=False)
+
+
+def test_results_do_not_depend_on_the_process_hash_seed(tiny, tmp_path):
+    """Iteration over sets of node names would differ between processes; make sure none leaks."""
+    import subprocess
+    import sys
+
+    scenario = real_digits(tiny, kind="fedavg")
+    scenario["world"].update(edge_servers=3, topology={"kind": "random", "extra_edges": 1},
+                             cloud=[0])
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(scenario))
+    code = ("import json, sys, netfl; r = netfl.run(json.load(open(sys.argv[1])), write=False); "
+            "s = r.summary; s.pop('host_time_s'); print(json.dumps(s, sort_keys=True))")
+    outputs = [subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
+                              text=True, check=True, env={"PYTHONHASHSEED": seed,
+                                                          "PATH": "/usr/bin:/bin"}).stdout
+               for seed in ("1", "2")]
+    assert outputs[0] == outputs[1]
