@@ -21,6 +21,11 @@ def test_validate_ok():
     assert result.exit_code == 0 and "valid" in result.output
 
 
+def test_quickstart_switches_to_fedavg_with_one_override():
+    result = runner.invoke(app, ["validate", str(QUICKSTART), "--set", "algorithm.kind=fedavg"])
+    assert result.exit_code == 0 and "fedavg" in result.output
+
+
 def test_validate_reports_every_problem_without_a_traceback(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text(QUICKSTART.read_text().replace("clients: 20", "clientz: 20")
