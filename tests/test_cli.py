@@ -28,8 +28,9 @@ def test_quickstart_switches_to_fedavg_with_one_override():
 
 def test_validate_reports_every_problem_without_a_traceback(tmp_path):
     bad = tmp_path / "bad.yaml"
-    bad.write_text(QUICKSTART.read_text().replace("clients: 20", "clientz: 20")
-                   .replace("rate: 20 Mbps", "rate: 20 Mbs"))
+    text = QUICKSTART.read_text()
+    assert "clients: 20" in text and "rate: 10 Mbps" in text
+    bad.write_text(text.replace("clients: 20", "clientz: 20").replace("rate: 10 Mbps", "rate: 20 Mbs"))
     result = runner.invoke(app, ["validate", str(bad), "--set", "algorithm.lr=-1"])
     assert result.exit_code == 2
     assert "4 problems in scenario" in result.output  # clientz, clients missing, rate, lr

@@ -107,16 +107,23 @@ class Channel:
         if generation != self._generation:
             return
         self._advance()
-        tolerance = 1e-9 * max(1.0, abs(self._virtual))
-        while self._heap and (
-            not self._heap[0][2].alive or self._heap[0][0] <= self._virtual + tolerance
-        ):
-            _, _, flow = heapq.heappop(self._heap)
+        now, tolerance = self.env.now, 1e-9 * max(1.0, abs(self._virtual))
+        while self._heap:
+            tag, _, flow = self._heap[0]
             if flow.alive:
+                remaining = tag - self._virtual
+                # Done when within rounding in bits, or when the time left is too small to move
+                # the clock at all (else a flow could wake up forever at one instant).
+                done = remaining <= tolerance or (
+                    self.capacity_bps > 0
+                    and now + remaining * self._active / self.capacity_bps <= now)
+                if not done:
+                    break
                 flow.alive = False
                 flow.sent_bits = flow.finish_tag - flow.start_tag
                 self._active -= 1
                 flow.event.succeed()
+            heapq.heappop(self._heap)
         self._reschedule()
 
 

@@ -178,8 +178,10 @@ class Network:
         transfer_id, retry, started = next(self._ids), self.spec.retry, self.env.now
         nbits, wire_bits, retransmissions = nbytes * 8.0, 0.0, 0
         for attempt in itertools.count():
-            self.trace.emit(TransferStart(time_s=self.env.now, transfer_id=transfer_id, src=src,
-                                          dst=dst, tag=tag, nbytes=nbytes, attempt=attempt))
+            if self.trace.wants(TransferStart):
+                self.trace.emit(TransferStart(time_s=self.env.now, transfer_id=transfer_id,
+                                              src=src, dst=dst, tag=tag, nbytes=nbytes,
+                                              attempt=attempt))
             path = self.route(src, dst)
             try:
                 if path is None:

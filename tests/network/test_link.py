@@ -92,3 +92,34 @@ def test_fail_stops_only_the_owners_flows_and_reports_progress():
     assert outcome["a"] == ("failed", 0.5, pytest.approx(0.25e6))
     # b had 0.25 Mb at 0.5 s and runs alone after: 0.75 Mb more at C -> 1.25 s.
     assert outcome["b"] == pytest.approx(1.25)
+
+
+def test_a_residual_below_the_clock_resolution_still_completes():
+    # Late in a long run, a flow's remaining time can be smaller than the float spacing of
+    # env.now: it must complete instead of waking at the same instant forever.
+    import math
+
+    start = 2.0**23  # ~97 days: the spacing of floats near it is 1.9 ns
+    env = simpy.Environment(initial_time=start)
+    channel = Channel(env, "x", 1e9)
+    other = object()
+    done = {}
+
+    def scenario():
+        for _ in range(2):
+            channel.transmit(1e6, owner=other).event.defused = True
+        a = channel.transmit(1e6)
+        yield env.timeout(math.ulp(start))
+        b = channel.transmit(1e6)  # finishes a fraction of a bit after a
+        yield env.timeout(1e-4)
+        channel.fail(other)
+        yield a.event
+        yield b.event
+        done["b"] = env.now
+
+    env.process(scenario())
+    for _ in range(10_000):
+        if env.peek() == float("inf"):
+            break
+        env.step()
+    assert "b" in done and channel.active_flows == 0
