@@ -88,12 +88,11 @@ def validate(
 ) -> None:
     """Check a scenario and report every problem at once."""
     from netfl.scenario import load_scenario
-    from netfl.sim.clock import RandomStreams
-    from netfl.world import build_world
+    from netfl.simulation import Simulation
 
     try:
         parsed = load_scenario(scenario, set_)
-        world = build_world(parsed.world, RandomStreams(parsed.seed).get("world"))
+        world = Simulation(parsed, with_model=False).world
     except NetflError as exc:
         raise _fail(exc) from None
     out.print(f"[green]valid[/green]: {parsed.name}: {parsed.algorithm.kind} on the "

@@ -21,7 +21,7 @@ from netfl.algorithms.base import Context
 from netfl.algorithms.registry import algorithm_class
 from netfl.compute.fleet import Fleet
 from netfl.errors import ScenarioError, ScenarioProblem
-from netfl.learn import build_trainer
+from netfl.learn import build_data, build_trainer
 from netfl.network.transfer import Network
 from netfl.results.recorder import Recorder
 from netfl.scenario import Scenario, dump_scenario, load_scenario
@@ -57,9 +57,13 @@ class RunResult:
 
 
 class Simulation:
-    """One scenario, built and ready to run once."""
+    """One scenario, built and ready to run once.
 
-    def __init__(self, scenario: Scenario):
+    With ``with_model=False`` every stage but the model, trainer and algorithm is built: a cheap
+    check that the world, files, devices and partition are sound (what ``netfl validate`` does).
+    """
+
+    def __init__(self, scenario: Scenario, with_model: bool = True):
         self.scenario = scenario
         self.env = simpy.Environment()
         self.streams = RandomStreams(scenario.seed)
@@ -69,14 +73,17 @@ class Simulation:
         self.network = Network(self.env, self.world, scenario.links, self.streams, self.trace)
         self.fleet = Fleet(self.env, self.world, scenario.devices, self.streams, self.trace,
                            self.network)
-        self.trainer, self.dataset, self.partition = build_trainer(
-            scenario.data, scenario.model, len(self.world.clients), self.streams)
+        self.dataset, self.partition = build_data(scenario.data, len(self.world.clients),
+                                                  self.streams)
+        self.stop_reason: str | None = None
+        self.host_time_s = 0.0
+        if not with_model:
+            return
+        self.trainer = build_trainer(scenario.model, self.dataset, self.partition, self.streams)
         self._check_memory()
         context = Context(self.env, self.world, self.network, self.fleet, self.trainer,
                           self.streams, self.trace, scenario.stop)
         self.algorithm = algorithm_class(scenario.algorithm.kind)(context, scenario.algorithm)
-        self.stop_reason: str | None = None
-        self.host_time_s = 0.0
 
     def _check_memory(self) -> None:
         """A client must hold the model, its gradients and an update buffer."""
@@ -124,6 +131,7 @@ class Simulation:
             "stop_reason": self.stop_reason,
             "sim_time_s": self.env.now,
             "rounds": self.algorithm.rounds_done,
+            "rounds_without_updates": self.algorithm.rounds_without_updates,
             "final_accuracy": last.get("accuracy"),
             "final_loss": last.get("loss"),
             "best_accuracy": max((r["accuracy"] for r in rec.metrics), default=None),
@@ -174,12 +182,12 @@ def run_scenario(
         run_id: the run directory's name (default: timestamp and seed; suffixed if taken).
         on_start: called with the built Simulation before it runs (progress bars subscribe here).
     """
-    from netfl.results.store import new_run_id, unique_run_dir, write_run
+    from netfl.results.store import new_run_id, write_run
 
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario, overrides)
-    elif overrides:
-        scenario = load_scenario(scenario.model_dump(mode="json"), overrides)
+    elif overrides:  # only what was set, so that e.g. a switch of algorithm.kind stays valid
+        scenario = load_scenario(scenario.model_dump(mode="json", exclude_unset=True), overrides)
     simulation = Simulation(scenario)
     if on_start is not None:
         on_start(simulation)
@@ -188,7 +196,6 @@ def run_scenario(
     path = None
     if write:
         parent = Path(out_dir or scenario.output.dir) / scenario.name
-        final = unique_run_dir(parent, run_id or new_run_id(scenario.seed))
         plot = None
         if scenario.output.plots and len(metrics):
             from netfl.results.plots import plot_run
@@ -197,5 +204,6 @@ def run_scenario(
                 plot_run(metrics, directory, f"{scenario.name} ({scenario.algorithm.kind})",
                          scenario.stop.target_accuracy)
 
-        path = write_run(final, summary, metrics, dump_scenario(scenario), events, plot)
+        path = write_run(parent, run_id or new_run_id(scenario.seed), summary, metrics,
+                         dump_scenario(scenario), events, plot)
     return RunResult(scenario, summary, metrics, events, path)

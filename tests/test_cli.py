@@ -30,7 +30,8 @@ def test_validate_reports_every_problem_without_a_traceback(tmp_path):
     bad = tmp_path / "bad.yaml"
     text = QUICKSTART.read_text()
     assert "clients: 20" in text and "rate: 10 Mbps" in text
-    bad.write_text(text.replace("clients: 20", "clientz: 20").replace("rate: 10 Mbps", "rate: 20 Mbs"))
+    bad.write_text(text.replace("clients: 20", "clientz: 20")
+                   .replace("rate: 10 Mbps", "rate: 20 Mbs"))
     result = runner.invoke(app, ["validate", str(bad), "--set", "algorithm.lr=-1"])
     assert result.exit_code == 2
     assert "4 problems in scenario" in result.output  # clientz, clients missing, rate, lr
@@ -81,3 +82,17 @@ def test_quickstart_end_to_end_with_the_console_script(tmp_path):
     assert summary["time_to_target_s"] is not None
     assert summary["final_accuracy"] >= summary["target_accuracy"]
     assert (run_dir / "accuracy_vs_time.png").is_file()
+
+
+def test_validate_builds_the_partition_and_reads_referenced_files(tmp_path):
+    result = runner.invoke(app, ["validate", str(QUICKSTART), "--set", "world.clients=5000"])
+    assert result.exit_code == 2 and "data.partition" in result.output
+    assert "cannot give 5000 clients" in result.output
+    result = runner.invoke(app, ["validate", str(QUICKSTART), "--set",
+                                 f"devices.clients.availability={{kind: trace, path: {tmp_path}}}"])
+    assert result.exit_code == 2 and "not a file" in result.output
+
+
+def test_an_override_that_adds_an_unknown_section_is_blamed_on_the_override():
+    result = runner.invoke(app, ["validate", str(QUICKSTART), "--set", "foo.bar=1"])
+    assert result.exit_code == 2 and "--set: foo = {'bar': 1}: unknown key" in result.output

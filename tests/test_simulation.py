@@ -101,3 +101,18 @@ def test_results_do_not_depend_on_the_process_hash_seed(tiny, tmp_path):
                                                           "PATH": "/usr/bin:/bin"}).stdout
                for seed in ("1", "2")]
     assert outputs[0] == outputs[1]
+
+
+def test_overrides_apply_to_a_loaded_scenario_as_to_its_file():
+    scenario = netfl.load_scenario("scenarios/quickstart.yaml")
+    result = netfl.run(scenario, overrides=["algorithm.kind=fedavg", "algorithm.rounds=1",
+                                            "model.hidden=[8]"], write=False)
+    assert result.summary["algorithm"] == "fedavg" and result.summary["rounds"] == 1
+
+
+def test_link_names_agree_between_the_network_and_the_summary(tiny):
+    simulation = Simulation(netfl.load_scenario(tiny))
+    simulation.run()
+    names = {link.name for link in simulation.network.links()}
+    assert set(simulation.summary()["bytes_by_link"]) <= names
+    assert "cloud-e0" in names

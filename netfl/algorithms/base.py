@@ -63,6 +63,7 @@ class Algorithm:
         self._client_index = {name: i for i, name in enumerate(ctx.world.clients)}
         self.reached_target = False
         self.rounds_done = 0
+        self.rounds_without_updates = 0
 
     def run(self) -> Generator:
         raise NotImplementedError
@@ -82,12 +83,16 @@ class Algorithm:
         """Clients download ``params`` from ``server``, train ``steps`` local steps, upload.
 
         All clients run in parallel in simulated time; returns a RoundResult over the clients
-        whose uploads arrived, with data-size weights normalized over them.
+        whose uploads arrived, with data-size weights normalized over them. A round in which no
+        update arrives ends with a wait of ``idle_wait`` seconds.
         """
         steps = self.spec.local_steps if steps is None else steps
         jobs = [self.env.process(self._client_job(server, c, round_, steps)) for c in clients]
         yield self.env.all_of(jobs)
         arrived = [c for c, job in zip(clients, jobs, strict=True) if job.value]
+        if not arrived:
+            self.rounds_without_updates += 1
+            yield self.env.timeout(self.spec.idle_wait)
         indices = [self._client_index[c] for c in arrived]
         updates = self.trainer.local_train(params, indices, steps, self.spec.lr,
                                            self.spec.batch_size) if arrived else []

@@ -11,8 +11,9 @@ Learning", Algorithm 1), in rounds of the cloud.
             edge server l sends w_l to the cloud
         w_{t+1} <- sum_l (D_l / D) w_l                            (cloud aggregation)
 
-D_l is the data held by edge l's clients. Edges, and clients, whose transfers fail sit the
-round out; the weights are renormalized over those that arrived.
+D_l is the data held by edge l's clients (those that contributed this cloud round). Clients
+whose transfers fail, and edges whose transfers fail or whose clients all failed, sit the round
+out; the weights are renormalized over those that arrived.
 """
 
 from __future__ import annotations
@@ -39,18 +40,25 @@ class HierFedAvg(Algorithm):
                 return
 
     def _edge_round(self, edge_server: str, w, t: int):
-        """One cloud round at one edge; returns (w_l, D_l) if it reached the cloud, else None."""
+        """One cloud round at one edge; returns (w_l, D_l) if it reached the cloud, else None.
+
+        D_l counts the data of the clients that contributed at least once this cloud round; an
+        edge none of whose clients contributed sits the round out (it has nothing new to send).
+        """
         cloud, payload = self.world.cloud, self.trainer.payload_bytes
         if not (yield from self.send(cloud, edge_server, payload)):
             return None
         clients = self.world.clients_of(edge_server)
-        w_edge = w
+        w_edge, contributors = w, set()
         for _ in range(self.spec.edge_rounds):
             result = yield from self.train_round(edge_server, clients, w_edge, t)
             if result.updates:
+                contributors.update(result.clients)
                 w_edge = yield from self.aggregate(edge_server, result.updates, result.weights,
                                                    "edge", t)
+        if not contributors:
+            return None
         if not (yield from self.send(edge_server, cloud, payload)):
             return None
-        data = sum(int(self.trainer.client_sizes[self._client_index[c]]) for c in clients)
+        data = sum(int(self.trainer.client_sizes[self._client_index[c]]) for c in contributors)
         return w_edge, data

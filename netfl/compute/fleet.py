@@ -33,7 +33,8 @@ class Fleet:
                  streams: RandomStreams, trace: TraceBus, network: Network):
         self.env, self.world, self.spec, self.trace, self.network = env, world, spec, trace, network
         self._streams = streams
-        self._jitter_rng = streams.get("devices")
+        self._node_index = {node: i for i, node in enumerate(world.graph.nodes)}
+        self._jitter_rngs: dict[str, object] = {}
         self._tier_spec: dict[str, DeviceSpec] = {CLIENT: spec.clients, EDGE: spec.edge,
                                                   CLOUD: spec.cloud}
         self.profiles = {tier: resolve_profile(s) for tier, s in self._tier_spec.items()}
@@ -50,6 +51,9 @@ class Fleet:
         self._resources: dict[str, simpy.Resource] = {}
         self._up: dict[str, bool] = defaultdict(lambda: True)
         self._last_down_s: dict[str, float] = {}
+        availability = spec.clients.availability
+        self._outages = (read_outage_trace(availability.path, len(world.clients))
+                         if isinstance(availability, TraceAvailability) else {})
 
     # ----------------------------------------------------------------------- profiles
 
@@ -61,10 +65,20 @@ class Fleet:
         return self._slowdown.get(node, 1.0)
 
     def train_time_s(self, node: str, flops_per_sample: float, samples: int) -> float:
-        """Simulated seconds for ``node`` to train on ``samples`` samples (one jitter draw)."""
+        """Simulated seconds for ``node`` to train on ``samples`` samples.
+
+        Jitter is drawn from the node's own stream (``devices-jitter``, keyed by node), so a
+        node's k-th job gets the same factor whatever the other nodes did before it.
+        """
         sigma = self._tier_spec[self.world.tier(node)].jitter
+        jitter = 1.0
+        if sigma > 0:
+            if node not in self._jitter_rngs:
+                self._jitter_rngs[node] = self._streams.derive("devices-jitter",
+                                                               self._node_index[node])
+            jitter = jitter_factor(self._jitter_rngs[node], sigma)
         return train_time_s(flops_per_sample, samples, self.profile(node).flops,
-                            self.slowdown(node), jitter_factor(self._jitter_rng, sigma))
+                            self.slowdown(node), jitter)
 
     def aggregation_time_s(self, node: str, num_params: int, n_updates: int) -> float:
         return aggregation_time_s(num_params, n_updates, self.profile(node).flops)
@@ -108,11 +122,9 @@ class Fleet:
                 rng = self._streams.derive("devices-availability", index)
                 self.env.process(random_onoff(self.env, rng, availability.mean_up,
                                               availability.mean_down, self._setter(client)))
-        elif isinstance(availability, TraceAvailability):
-            outages = read_outage_trace(availability.path, len(self.world.clients))
-            for index, intervals in outages.items():
-                client = self.world.clients[index]
-                self.env.process(scheduled_onoff(self.env, intervals, self._setter(client)))
+        for index, intervals in self._outages.items():
+            client = self.world.clients[index]
+            self.env.process(scheduled_onoff(self.env, intervals, self._setter(client)))
 
     def _setter(self, node: str):
         return lambda up: self.set_up(node, up)

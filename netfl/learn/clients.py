@@ -8,17 +8,29 @@ from __future__ import annotations
 import numpy as np
 
 from netfl.learn.partition import Partition
+from netfl.sim.clock import RandomStreams
 
 BYTES_PER_PARAM = 4  # float32 on the wire
 
 
 class ClientData:
-    """Client sizes and mini-batch drawing from ``rng`` (the training stream)."""
+    """Client sizes and mini-batch drawing.
 
-    def __init__(self, partition: Partition, rng: np.random.Generator):
+    Each client draws from its own generator (``training-batches`` stream, keyed by client), so
+    its k-th mini-batch does not depend on which other clients trained before it.
+    """
+
+    def __init__(self, partition: Partition, streams: RandomStreams):
         self.partition = partition
         self.client_sizes = partition.sizes.astype(np.int64)
-        self._rng = rng
+        self._streams = streams
+        self._rngs: dict[int, np.random.Generator] = {}
+
+    def client_rng(self, client: int) -> np.random.Generator:
+        """The generator of ``client`` (created on first use)."""
+        if client not in self._rngs:
+            self._rngs[client] = self._streams.derive("training-batches", client)
+        return self._rngs[client]
 
     def samples_per_step(self, client: int, batch_size: int) -> int:
         """Samples one local step of ``client`` processes (a batch, or all it has)."""
@@ -29,4 +41,4 @@ class ClientData:
         own = self.partition.client_indices[client]
         if batch_size >= len(own):
             return own
-        return own[self._rng.choice(len(own), size=batch_size, replace=False)]
+        return own[self.client_rng(client).choice(len(own), size=batch_size, replace=False)]

@@ -25,12 +25,13 @@ import numpy as np
 from netfl.learn.clients import BYTES_PER_PARAM, ClientData
 from netfl.learn.partition import Partition
 from netfl.scenario.sections import FakeModel
+from netfl.sim.clock import RandomStreams
 
 
 class FakeTrainer(ClientData):
     def __init__(self, spec: FakeModel, partition: Partition, num_classes: int,
-                 rng: np.random.Generator):
-        super().__init__(partition, rng)
+                 streams: RandomStreams):
+        super().__init__(partition, streams)
         self.spec, self.num_classes = spec, num_classes
         self.num_params = spec.params
         self.payload_bytes = float(spec.params * BYTES_PER_PARAM)
@@ -44,7 +45,7 @@ class FakeTrainer(ClientData):
                     batch_size: int) -> list[np.ndarray]:
         out = []
         for client in clients:
-            noise = 1.0 + 0.2 * self._rng.standard_normal()
+            noise = 1.0 + 0.2 * self.client_rng(client).standard_normal()
             gain = self.spec.learning_rate_gain * steps * (1.0 - self._skew[client] / 2) * noise
             out.append(params + max(gain, 0.0))
         return out

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 import torch
 from torch import nn
 from torch.nn.utils import parameters_to_vector
@@ -28,6 +27,7 @@ from netfl.learn.clients import BYTES_PER_PARAM, ClientData
 from netfl.learn.data import Dataset
 from netfl.learn.models import count_params, flops_per_sample
 from netfl.learn.partition import Partition
+from netfl.sim.clock import RandomStreams
 
 EVAL_BATCH = 4096
 
@@ -36,11 +36,11 @@ class TorchTrainer(ClientData):
     """Local SGD and evaluation for a torch model on an in-memory data set (CPU by default)."""
 
     def __init__(self, model: nn.Module, dataset: Dataset, partition: Partition,
-                 rng: np.random.Generator, seed: int, device: str = "cpu"):
-        super().__init__(partition, rng)
+                 streams: RandomStreams, device: str = "cpu"):
+        super().__init__(partition, streams)
         self.device = torch.device(device)
         with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
+            torch.manual_seed(streams.seed_for("training-init"))
             self.model = model.to(self.device)
             for module in self.model.modules():
                 if hasattr(module, "reset_parameters"):

@@ -136,21 +136,28 @@ class LossModel:
     max_retransmissions: int = 0
 
 
+def link_name(u: str, v: str) -> str:
+    """The one name of the link between ``u`` and ``v``, whatever the direction: 'e0-e1'."""
+    return "-".join(sorted((u, v)))
+
+
 class Link:
-    """An undirected edge (u, v) with a channel per direction, a delay, loss and up/down state."""
+    """An undirected edge (u, v) with a channel per direction, a delay, loss and up/down state.
+
+    ``loss_rng`` draws this link's retransmission losses (its own stream, so losses on one link
+    do not depend on traffic elsewhere).
+    """
 
     def __init__(self, u: str, v: str, link_class: str, delay_s: float,
-                 channel_uv: Channel, channel_vu: Channel, loss: LossModel):
+                 channel_uv: Channel, channel_vu: Channel, loss: LossModel, loss_rng=None):
         self.u, self.v, self.link_class = u, v, link_class
+        self.name = link_name(u, v)
+        self.loss_rng = loss_rng
         self.delay_s = float(delay_s)
         self.loss = loss
         self._channels = {(u, v): channel_uv, (v, u): channel_vu}
         self._held_down: set[str] = set()
         self.down_epoch = 0
-
-    @property
-    def name(self) -> str:
-        return f"{self.u}-{self.v}"
 
     @property
     def up(self) -> bool:

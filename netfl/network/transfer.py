@@ -66,13 +66,15 @@ class Network:
                  streams: RandomStreams, trace: TraceBus):
         self.env, self.world, self.spec, self.trace = env, world, spec, trace
         self._streams = streams
-        self._loss_rng = streams.get("network")
         self._links: dict[frozenset, Link] = {}
         self._ids = itertools.count()
         self._route_cache: dict[tuple[str, str], list[str] | None] = {}
         self._build_links()
         self._up_graph = nx.subgraph_view(
             world.graph, filter_edge=lambda u, v: self._links[frozenset((u, v))].up)
+
+    def _route_weight(self, u: str, v: str, _data: dict) -> float:
+        return self._links[frozenset((u, v))].delay_s + _HOP_TIE_BREAK_S
 
     # ------------------------------------------------------------------------ construction
 
@@ -95,7 +97,8 @@ class Network:
 
     def _build_links(self) -> None:
         cells: dict[tuple[str, str], Channel] = {}  # shared access: a channel per ES, direction
-        for u, v, data in sorted(self.world.graph.edges(data=True), key=lambda e: (e[0], e[1])):
+        edges = sorted(self.world.graph.edges(data=True), key=lambda e: (e[0], e[1]))
+        for index, (u, v, data) in enumerate(edges):
             spec = self._class_spec(data["link_class"])
             override = data.get("rate_bps")
             if spec.shared:
@@ -110,13 +113,13 @@ class Network:
             else:
                 channels = [Channel(self.env, f"{src}->{dst}", self._rate(spec, src, dst, override))
                             for src, dst in ((u, v), (v, u))]
-            loss = LossModel()
+            loss, loss_rng = LossModel(), None
             if isinstance(spec.loss, RetransmitLoss):
                 loss = LossModel(spec.loss.probability, spec.loss.max_retransmissions)
-            delay = data.get("delay_s", spec.delay)
-            link = Link(u, v, data["link_class"], delay, channels[0], channels[1], loss)
+                loss_rng = self._streams.derive("network-loss", index)
+            link = Link(u, v, data["link_class"], data.get("delay_s", spec.delay), channels[0],
+                        channels[1], loss, loss_rng)
             self._links[frozenset((u, v))] = link
-            self.world.graph.edges[u, v]["route_weight"] = delay + _HOP_TIE_BREAK_S
 
     def start(self) -> None:
         """Start the outage processes of link classes whose availability is not 'always'."""
@@ -159,7 +162,7 @@ class Network:
         key = (src, dst)
         if key not in self._route_cache:
             try:
-                path = nx.shortest_path(self._up_graph, src, dst, weight="route_weight")
+                path = nx.shortest_path(self._up_graph, src, dst, weight=self._route_weight)
             except (nx.NetworkXNoPath, nx.NodeNotFound):
                 path = None
             self._route_cache[key] = path
@@ -227,7 +230,7 @@ class Network:
                 yield self.env.timeout(link.delay_s)
             if link.down_epoch != epoch:
                 raise _HopFailed(link, "link-down", sent)
-            if link.loss.retransmit_p > 0 and self._loss_rng.random() < link.loss.retransmit_p:
+            if link.loss.retransmit_p > 0 and link.loss_rng.random() < link.loss.retransmit_p:
                 lost += 1
                 if lost > link.loss.max_retransmissions:
                     raise _HopFailed(link, "loss", sent)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
+from netfl.network.link import link_name
 from netfl.sim.trace import (
     Aggregate,
     Dropout,
@@ -75,7 +76,7 @@ class Recorder:
         self.transfer_time_s_by_tag[r.tag] += r.duration_s
         self.retransmissions += r.retransmissions
         for u, v in zip(r.path, r.path[1:], strict=False):
-            self.bytes_by_link["-".join(sorted((u, v)))] += r.nbytes
+            self.bytes_by_link[link_name(u, v)] += r.nbytes
 
     def _on_transfer_fail(self, r: TransferFail) -> None:
         self.transfer_attempts_failed += 1

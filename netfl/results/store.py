@@ -9,6 +9,7 @@ summary.json is always complete.
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -50,15 +51,17 @@ def _jsonable(value):
     return value
 
 
-def write_run(final_dir: Path, summary: dict, metrics: pd.DataFrame, scenario_yaml: str,
-              events: pd.DataFrame | None = None, plot=None) -> Path:
-    """Write every file into a temporary directory, then rename it to ``final_dir``.
+def write_run(parent: Path, run_id: str, summary: dict, metrics: pd.DataFrame,
+              scenario_yaml: str, events: pd.DataFrame | None = None, plot=None) -> Path:
+    """Write every file into a temporary directory, then rename it to ``parent/run_id``.
 
-    ``plot(tmp_dir)``, when given, draws the plots into the temporary directory.
+    Where that name is taken (even by a run finishing at the same moment), the next free
+    ``run_id-N`` is used; the final path is returned. ``plot(tmp_dir)``, when given, draws the
+    plots into the temporary directory.
     """
-    final_dir = Path(final_dir)
-    final_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = final_dir.parent / f".{final_dir.name}.tmp-{os.getpid()}"
+    parent = Path(parent)
+    parent.mkdir(parents=True, exist_ok=True)
+    tmp = parent / f".{run_id}.tmp-{os.getpid()}"
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir()
@@ -73,8 +76,14 @@ def write_run(final_dir: Path, summary: dict, metrics: pd.DataFrame, scenario_ya
         # summary.json last: its presence marks a complete directory.
         (tmp / SUMMARY).write_text(json.dumps(_jsonable(summary), indent=2) + "\n",
                                    encoding="utf-8")
-        os.rename(tmp, final_dir)
+        while True:
+            final = unique_run_dir(parent, run_id)
+            try:
+                os.rename(tmp, final)
+                return final
+            except OSError as exc:  # taken between the check and the rename: try the next name
+                if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+                    raise
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return final_dir

@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, PositiveFloat, PositiveInt
 
-from netfl.scenario.types import Section
+from netfl.scenario.types import PositiveDuration, Section
 
 
 class AlgorithmSpec(Section):
@@ -21,6 +21,8 @@ class AlgorithmSpec(Section):
     lr: client learning rate (constant).
     batch_size: mini-batch size per local step.
     eval_every: evaluate the global model every this many rounds (and after the last).
+    idle_wait: when a server's round gets no update at all (every client unreachable or
+        dropped), it waits this long before going on, so rounds are not burnt in no time.
     """
 
     rounds: PositiveInt = 100
@@ -28,6 +30,7 @@ class AlgorithmSpec(Section):
     lr: PositiveFloat = 0.05
     batch_size: PositiveInt = 32
     eval_every: PositiveInt = 1
+    idle_wait: PositiveDuration = 1.0
 
 
 class FedAvgSpec(AlgorithmSpec):

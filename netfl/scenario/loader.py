@@ -158,7 +158,9 @@ def _problems(
             entry[3].append(message)
     problems = []
     for parts, value, has_value, messages in grouped.values():
-        from_override = any(parts[: len(o)] == o for o in overridden)
+        # an error at or below an overridden path, or at a section the override created
+        from_override = any(parts[: len(o)] == o or (parts and o[: len(parts)] == parts)
+                            for o in overridden)
         line = _nearest_line(parts, lines) if not from_override else None
         problems.append(ScenarioProblem(
             ".".join(map(str, parts)), "; or ".join(messages), value if has_value else None,

@@ -39,6 +39,8 @@ def _resolve_path(value: object, info: ValidationInfo) -> object:
         path = Path(base) / path
     if not path.exists():
         raise ValueError(f"file not found: {path}")
+    if not path.is_file():
+        raise ValueError(f"not a file: {path}")
     return path
 
 

@@ -163,5 +163,9 @@ def _read_topology(path: Path, m: int) -> list[tuple[int, int, dict]]:
                 attrs["delay_s"] = parse_quantity(data["delay"], "time")
         except ValueError as exc:
             fail(f"edge ({a}, {b}): {exc}")
+        if attrs.get("rate_bps", 1.0) <= 0:
+            fail(f"edge ({a}, {b}): rate must be positive, got {data['rate']!r}")
+        if attrs.get("delay_s", 0.0) < 0:
+            fail(f"edge ({a}, {b}): delay must not be negative, got {data['delay']!r}")
         edges.append((min(a, b), max(a, b), attrs))
     return sorted(edges, key=lambda e: (e[0], e[1]))

@@ -107,3 +107,33 @@ def test_stop_at_max_sim_time(tiny):
 def test_eval_every(tiny):
     tiny["algorithm"].update(rounds=7, eval_every=3)
     assert run(tiny, write=False).metrics["round"].tolist() == [0, 3, 6, 7]
+
+
+def _all_down_until(tmp_path, tiny, until_s):
+    trace = tmp_path / "avail.csv"
+    rows = "".join(f"{i},0,{until_s}\n" for i in range(tiny["world"]["clients"]))
+    trace.write_text("client,down_s,up_s\n" + rows)
+    tiny["devices"]["clients"]["availability"] = {"kind": "trace", "path": str(trace)}
+
+
+@pytest.mark.parametrize("kind", ["fedavg", "hier-fedavg"])
+def test_rounds_without_clients_wait_instead_of_passing_in_no_time(tmp_path, tiny, kind):
+    _all_down_until(tmp_path, tiny, 10)
+    tiny["algorithm"] = {"kind": kind, "rounds": 20, "idle_wait": "2 s", "local_steps": 1}
+    s = run(tiny, write=False).summary
+    assert s["rounds"] == 20
+    assert s["sim_time_s"] > 10
+    assert s["final_accuracy"] > 0.2  # rounds after the clients came back did train
+    assert s["rounds_without_updates"] >= 5
+
+
+def test_an_edge_whose_clients_all_failed_sits_the_cloud_round_out(tmp_path, tiny):
+    trace = tmp_path / "avail.csv"  # e0 serves c0..c2: all down for the whole run
+    trace.write_text("client,down_s,up_s\n0,0,1e6\n1,0,1e6\n2,0,1e6\n")
+    tiny["devices"]["clients"]["availability"] = {"kind": "trace", "path": str(trace)}
+    tiny["algorithm"].update(rounds=2, edge_rounds=1)
+    result = run(tiny, overrides=["output.trace=true"], write=False)
+    events = result.events
+    cloud_aggs = events[(events["kind"] == "aggregate") & (events["level"] == "cloud")]
+    assert cloud_aggs["n_updates"].tolist() == [1, 1]
+    assert result.summary["bytes_by_tag"]["edge->cloud"] == 2 * PAYLOAD  # only e1 uploads

@@ -88,10 +88,9 @@ def test_availability_trace(tmp_path):
 def test_availability_trace_errors(tmp_path, text, fragment):
     path = tmp_path / "avail.csv"
     path.write_text(text)
-    fleet, *_ = make_fleet({"clients": {"flops": "1 GFLOPS", "availability": {
-        "kind": "trace", "path": path}}})
     with pytest.raises(ScenarioError) as info:
-        fleet.start()
+        make_fleet({"clients": {"flops": "1 GFLOPS", "availability": {
+            "kind": "trace", "path": path}}})
     p = info.value.problems[0]
     assert p.source == str(path) and fragment in p.message
 
@@ -104,3 +103,15 @@ def test_random_availability_causes_dropouts():
     fleet.start()
     env.run(until=100)
     assert sum(not d.up for d in log) > 20
+
+
+def test_a_nodes_jitter_does_not_depend_on_other_nodes():
+    spec = {"clients": {"flops": "1 GFLOPS", "jitter": 0.5}}
+    a, *_ = make_fleet(spec)
+    b, *_ = make_fleet(spec)
+    first = [a.train_time_s("c0", 1e6, 10) for _ in range(3)]
+    mixed = []
+    for _ in range(3):
+        b.train_time_s("c1", 1e6, 10)
+        mixed.append(b.train_time_s("c0", 1e6, 10))
+    assert first == mixed and len(set(first)) == 3

@@ -8,6 +8,7 @@ from netfl.learn.models import build_model
 from netfl.learn.partition import partition_iid
 from netfl.learn.trainer import TorchTrainer
 from netfl.scenario.sections import FakeModel, MlpModel
+from netfl.sim.clock import RandomStreams
 
 
 @pytest.fixture(scope="module")
@@ -18,7 +19,7 @@ def digits():
 def make_trainer(digits, seed=0, n_clients=5):
     part = partition_iid(digits.train_y, n_clients, 10, np.random.default_rng(0))
     model = build_model(MlpModel(kind="mlp", hidden=[32]), digits.input_shape, 10)
-    return TorchTrainer(model, digits, part, np.random.default_rng(seed), seed=seed)
+    return TorchTrainer(model, digits, part, RandomStreams(seed))
 
 
 def test_digits_split_is_stratified(digits):
@@ -35,7 +36,7 @@ def test_local_training_lowers_the_loss(digits):
     _, loss0 = trainer.evaluate(w0)
     w1 = trainer.local_train(w0, [0], steps=50, lr=0.5, batch_size=32)[0]
     accuracy, loss1 = trainer.evaluate(w1)
-    assert loss1 < loss0 and accuracy > 0.8
+    assert loss1 < loss0 / 2 and accuracy > 0.6
     assert torch.equal(w0, trainer.init_params())  # the input is not modified
 
 
@@ -62,8 +63,7 @@ def test_small_clients_use_their_whole_data_per_step(digits):
 
 def test_fake_trainer_rises_towards_its_ceiling(digits):
     part = partition_iid(digits.train_y, 4, 10, np.random.default_rng(0))
-    fake = FakeTrainer(FakeModel(kind="fake", max_accuracy=0.8), part, 10,
-                       np.random.default_rng(0))
+    fake = FakeTrainer(FakeModel(kind="fake", max_accuracy=0.8), part, 10, RandomStreams(0))
     w = fake.init_params()
     assert fake.evaluate(w)[0] == pytest.approx(0.1)
     accuracies = []
@@ -71,3 +71,12 @@ def test_fake_trainer_rises_towards_its_ceiling(digits):
         w = np.mean(fake.local_train(w, [0, 1, 2, 3], 5, 0.1, 32), axis=0)
         accuracies.append(fake.evaluate(w)[0])
     assert accuracies == sorted(accuracies) and 0.75 < accuracies[-1] <= 0.8
+
+
+def test_a_clients_batches_do_not_depend_on_other_clients(digits):
+    a, b = make_trainer(digits), make_trainer(digits)
+    a.local_train(a.init_params(), [0, 1], 3, 0.1, 16)
+    ua = a.local_train(a.init_params(), [2], 3, 0.1, 16)[0]
+    ub = b.local_train(b.init_params(), [2, 3], 3, 0.1, 16)[0]
+    a.local_train(a.init_params(), [3], 3, 0.1, 16)
+    assert torch.equal(ua, ub)

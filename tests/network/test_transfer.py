@@ -153,12 +153,18 @@ def test_retransmit_loss_repeats_hops_at_the_stated_rate(netbench):
 
 
 def test_retransmit_loss_gives_up_after_the_limit(netbench):
+    # p = 0.9, at most 2 re-sends: a hop fails after 3 losses in a row, with probability 0.729.
     bench = one_client(netbench, access={**ACCESS, "loss": {
-        "kind": "retransmit", "probability": 0.99, "max_retransmissions": 2}})
+        "kind": "retransmit", "probability": 0.9, "max_retransmissions": 2}})
     done = {}
-    bench.send_at(0, "c0", "e0", 1000, done, "x")
+    for i in range(400):
+        bench.send_at(i * 1.0, "c0", "e0", 1000, done, i)
     bench.env.run()
-    assert isinstance(done["x"], TransferFailed) and done["x"].reason == "loss"
+    failed = [x for x in done.values() if isinstance(x, TransferFailed)]
+    assert all(f.reason == "loss" for f in failed)
+    assert len(failed) / len(done) == pytest.approx(0.729, abs=0.07)
+    ends = [r for r in bench.records if isinstance(r, TransferEnd)]
+    assert max(r.retransmissions for r in ends) == 2
 
 
 def test_bytes_per_tag_add_up(netbench):

@@ -110,3 +110,16 @@ def test_topology_file_errors(tmp_path, text, fragment):
         world(clients=3, edge_servers=3, topology={"kind": "file", "path": path})
     assert fragment in info.value.problems[0].message
     assert info.value.problems[0].source == str(path)
+
+
+@pytest.mark.parametrize(("attrs", "fragment"), [
+    ({"rate": "0 Mbps"}, "rate must be positive"), ({"rate": "-5 Mbps"}, "rate must be positive"),
+    ({"delay": "-5 ms"}, "delay must not be negative"), ({"rate": "fast"}, "expected a number"),
+])
+def test_topology_file_link_attributes_are_checked(tmp_path, attrs, fragment):
+    g = nx.Graph()
+    g.add_edge("0", "1", **attrs)
+    nx.write_graphml(g, tmp_path / "g.graphml")
+    with pytest.raises(ScenarioError) as info:
+        world(clients=2, edge_servers=2, topology={"kind": "file", "path": tmp_path / "g.graphml"})
+    assert fragment in info.value.problems[0].message
