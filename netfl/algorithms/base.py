@@ -138,8 +138,12 @@ class Algorithm:
             self.reached_target = True
         return self.reached_target and self.ctx.stop.at_target
 
-    def due_for_evaluation(self, round_: int) -> bool:
-        return round_ % self.spec.eval_every == 0 or round_ == self.spec.rounds
+    def end_round(self, round_: int, params) -> bool:
+        """Book round ``round_`` as done and evaluate ``params`` when due (every ``eval_every``
+        rounds and after the last); returns True when the run should stop."""
+        self.rounds_done = round_
+        due = round_ % self.spec.eval_every == 0 or round_ == self.spec.rounds
+        return due and self.evaluate(params, round_)
 
     def sample_clients(self, clients: Sequence[str], count: int | None) -> list[str]:
         """``count`` clients uniformly without replacement (sampling stream), in client order."""

@@ -27,6 +27,5 @@ class FedAvg(Algorithm):
             result = yield from self.train_round(cloud, chosen, w, t)
             if result.updates:
                 w = yield from self.aggregate(cloud, result.updates, result.weights, "cloud", t)
-            self.rounds_done = t
-            if self.due_for_evaluation(t) and self.evaluate(w, t):
+            if self.end_round(t, w):
                 return

@@ -35,8 +35,7 @@ class HierFedAvg(Algorithm):
             if arrived:
                 models, sizes = zip(*arrived, strict=True)
                 w = yield from self.aggregate(cloud, list(models), data_weights(sizes), "cloud", t)
-            self.rounds_done = t
-            if self.due_for_evaluation(t) and self.evaluate(w, t):
+            if self.end_round(t, w):
                 return
 
     def _edge_round(self, edge_server: str, w, t: int):

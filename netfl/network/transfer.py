@@ -3,15 +3,15 @@
 ``network.send(src, dst, nbytes)`` is a SimPy process. It routes over the shortest path by
 propagation delay (fewest hops breaks ties) among links that are up, then crosses the path
 store-and-forward: each hop takes ``nbits / share + delay`` (the share changing as flows come and
-go), and the next hop starts when the last bit has arrived. The process returns a
-:class:`TransferReport`, or raises :class:`~netfl.errors.TransferFailed` after the scenario's
-retries are spent. Every transfer is tagged by the tiers of its ends ("client->edge", ...).
+go), and the next hop starts when the last bit has arrived. The process returns the transfer's
+:class:`~netfl.sim.trace.TransferEnd` record, or raises :class:`~netfl.errors.TransferFailed`
+after the scenario's retries are spent. Every transfer is tagged by the tiers of its ends
+("client->edge", ...).
 """
 
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
 
 import networkx as nx
 import simpy
@@ -33,25 +33,6 @@ from netfl.world.base import CLIENT, CLOUD, EDGE, World
 
 _TIER_RANK = {CLIENT: 0, EDGE: 1, CLOUD: 2}
 _HOP_TIE_BREAK_S = 1e-9  # added to every hop's routing weight so equal delays prefer fewer hops
-
-
-@dataclass(frozen=True)
-class TransferReport:
-    """A delivered transfer: payload ``nbytes``, the node ``path``, duration in simulated seconds,
-    and ``wire_bytes`` actually sent on all hops (retransmissions and failed attempts included)."""
-
-    src: str
-    dst: str
-    tag: str
-    nbytes: float
-    path: tuple[str, ...]
-    duration_s: float
-    wire_bytes: float
-    retransmissions: int
-
-    @property
-    def hops(self) -> int:
-        return len(self.path) - 1
 
 
 class _HopFailed(Exception):
@@ -174,7 +155,7 @@ class Network:
     # ------------------------------------------------------------------------ transfers
 
     def send(self, src: str, dst: str, nbytes: float, tag: str | None = None) -> simpy.Process:
-        """Start a transfer: the process's value is a TransferReport; it raises TransferFailed."""
+        """Start a transfer: the process's value is its TransferEnd record; or TransferFailed."""
         return self.env.process(self._transfer(src, dst, float(nbytes), tag or self.tag(src, dst)))
 
     def _transfer(self, src: str, dst: str, nbytes: float, tag: str):
@@ -205,12 +186,11 @@ class Network:
                     raise TransferFailed(src, dst, failure.reason, link) from None
                 yield self.env.timeout(retry.backoff * retry.backoff_factor**attempt)
                 continue
-            report = TransferReport(src, dst, tag, nbytes, tuple(path), self.env.now - started,
-                                    wire_bits / 8.0, retransmissions)
-            self.trace.emit(TransferEnd(
+            report = TransferEnd(
                 time_s=self.env.now, transfer_id=transfer_id, src=src, dst=dst, tag=tag,
-                nbytes=nbytes, path=report.path, duration_s=report.duration_s,
-                wire_bytes=report.wire_bytes, retransmissions=retransmissions))
+                nbytes=nbytes, path=tuple(path), duration_s=self.env.now - started,
+                wire_bytes=wire_bits / 8.0, retransmissions=retransmissions)
+            self.trace.emit(report)
             return report
 
     def _hop(self, link: Link, u: str, v: str, nbits: float):

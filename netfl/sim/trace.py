@@ -55,6 +55,10 @@ class TransferEnd(Record):
     wire_bytes: float
     retransmissions: int
 
+    @property
+    def hops(self) -> int:
+        return len(self.path) - 1
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TransferFail(Record):

@@ -184,3 +184,11 @@ def test_bytes_per_tag_add_up(netbench):
     assert recorder.bytes_hop_weighted == 100 + 200 + 300 + 2 * 400 + 2 * 500 + 3 * 600
     assert sum(recorder.bytes_by_link.values()) == recorder.bytes_hop_weighted
     assert recorder.bytes_by_link["e0-e1"] == 300 + 400 + 500 + 600
+
+
+def test_the_transfer_process_returns_its_end_record(netbench):
+    bench = one_client(netbench)
+    process = bench.network.send("c0", "cloud", MB)
+    bench.env.run()
+    assert isinstance(process.value, TransferEnd)
+    assert process.value.hops == 2 and process.value.path == ("c0", "e0", "cloud")
