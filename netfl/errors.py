@@ -6,6 +6,7 @@ cleanly (no traceback) and scripts can catch one base class::
     NetflError
     ├── ScenarioError        a scenario file or override is invalid (lists every problem)
     ├── DatasetNotFound      a data set is in none of the places searched
+    ├── CorruptDataFile      a data set file is there but unreadable (names the file)
     ├── TransferFailed       a network transfer could not be delivered (link down, no route, loss)
     └── SimulationError      the simulation reached a state it cannot continue from
 """
@@ -55,6 +56,10 @@ class ScenarioError(NetflError):
 
 class DatasetNotFound(NetflError):
     """A data set was not found; the message names every place searched and how to provide it."""
+
+
+class CorruptDataFile(NetflError, ValueError):
+    """A data set file exists but is not what it should be; the message names the file."""
 
 
 class TransferFailed(NetflError):

@@ -73,8 +73,9 @@ class Simulation:
         self.network = Network(self.env, self.world, scenario.links, self.streams, self.trace)
         self.fleet = Fleet(self.env, self.world, scenario.devices, self.streams, self.trace,
                            self.network)
-        self.dataset, self.partition = build_data(scenario.data, len(self.world.clients),
-                                                  self.streams)
+        index = {client: i for i, client in enumerate(self.world.clients)}
+        groups = [[index[c] for c in self.world.clients_of(es)] for es in self.world.edge_servers]
+        self.dataset, self.partition = build_data(scenario.data, groups, self.streams)
         self.stop_reason: str | None = None
         self.host_time_s = 0.0
         if not with_model:

@@ -94,8 +94,9 @@ class Algorithm:
             self.rounds_without_updates += 1
             yield self.env.timeout(self.spec.idle_wait)
         indices = [self._client_index[c] for c in arrived]
-        updates = self.trainer.local_train(params, indices, steps, self.spec.lr,
-                                           self.spec.batch_size) if arrived else []
+        updates = self.trainer.local_train(
+            params, indices, steps, self.spec.lr, self.spec.batch_size,
+            momentum=self.spec.momentum, weight_decay=self.spec.weight_decay) if arrived else []
         return RoundResult(arrived, updates, data_weights(self.trainer.client_sizes[indices]))
 
     def _client_job(self, server: str, client: str, round_: int, steps: int) -> Generator:

@@ -13,15 +13,18 @@ from netfl.scenario.sections import DataSpec, FakeModel
 from netfl.sim.clock import RandomStreams
 
 
-def build_data(data: DataSpec, n_clients: int, streams: RandomStreams) -> tuple[Dataset, Partition]:
-    """Load the data set and partition it over ``n_clients`` (the ``data`` stream draws both).
+def build_data(data: DataSpec, groups: list[list[int]],
+               streams: RandomStreams) -> tuple[Dataset, Partition]:
+    """Load the data set and partition it over the clients (the ``data`` stream draws both).
 
+    groups: the client indices under each edge server (two-level partitions follow them).
     Raises ScenarioError where the partition cannot be made (e.g. more clients than samples).
     """
-    dataset = load_dataset(data, streams.get("data"))
+    n_clients = sum(len(g) for g in groups)
+    dataset, natural = load_dataset(data, n_clients, streams.get("data"))
     try:
-        partition = make_partition(data.partition, dataset.train_y, n_clients,
-                                   dataset.num_classes, streams.get("data"))
+        partition = make_partition(data.partition, dataset.train_y, dataset.num_classes, groups,
+                                   streams.get("data"), natural)
     except ValueError as exc:
         problem = ScenarioProblem("data.partition", str(exc), has_value=False)
         raise ScenarioError([problem]) from None
@@ -38,8 +41,14 @@ def build_trainer(model_spec, dataset: Dataset, partition: Partition, streams: R
     from netfl.learn.models import build_model
     from netfl.learn.trainer import TorchTrainer
 
-    module = build_model(model_spec, dataset.input_shape, dataset.num_classes)
-    return TorchTrainer(module, dataset, partition, streams)
+    try:
+        module = build_model(model_spec, dataset.input_shape, dataset.num_classes)
+    except ValueError as exc:  # e.g. an architecture that cannot take this input shape
+        problem = ScenarioProblem("model.kind", f"{exc} (data: {dataset.name}, input shape "
+                                  f"{dataset.input_shape})", model_spec.kind)
+        raise ScenarioError([problem]) from None
+    return TorchTrainer(module, dataset, partition, streams, device=model_spec.device,
+                        path=model_spec.trainer)
 
 
 __all__ = ["Dataset", "Partition", "build_data", "build_trainer", "load_dataset",

@@ -1,8 +1,8 @@
 """Data sets, loaded once into arrays with their train and test splits.
 
-The backbone ships scikit-learn's bundled ``digits`` (8x8 images, 10 classes, 1,797 samples,
-no download); the learning core adds Fashion-MNIST and the torchvision sets. Arrays are numpy so
-that the fake trainer never imports torch; the torch trainer converts them once.
+``digits`` is scikit-learn's bundled set (8x8 images, 10 classes, 1,797 samples, no download);
+Fashion-MNIST, the torchvision sets and the synthetic generator live in ``datasets``. Arrays are
+numpy so that the fake trainer never imports torch; the torch trainer converts them once.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from netfl.scenario.sections import DataSpec
+from netfl.scenario.sections import DataSpec, SyntheticSpec
 
 
 @dataclass(frozen=True)
@@ -30,19 +30,39 @@ class Dataset:
         return tuple(self.train_x.shape[1:])
 
 
-def load_dataset(spec: DataSpec, rng: np.random.Generator) -> Dataset:
-    """Load the data set a scenario names; ``rng`` (the data stream) draws any split."""
-    if spec.dataset == "digits":
-        return load_digits(spec.test_fraction, rng)
-    raise ValueError(f"unknown dataset {spec.dataset!r}")
+def load_dataset(spec: DataSpec, n_clients: int,
+                 rng: np.random.Generator) -> tuple[Dataset, list[np.ndarray] | None]:
+    """Load the data set a scenario names; ``rng`` (the data stream) draws any split.
+
+    Returns the data set and, for data sets generated per device (synthetic), each client's
+    training indices (its natural partition); None otherwise. Raises DatasetNotFound where the
+    files are in none of the places searched.
+    """
+    from netfl.learn import datasets, synthetic
+
+    name = spec.dataset
+    if name == "digits":
+        return load_digits(spec.test_fraction, rng), None
+    if name == "fashion-mnist":
+        return datasets.load_fashion_mnist(spec.root, spec.download), None
+    if name in ("mnist", "emnist", "cifar10", "cifar100"):
+        return datasets.load_torchvision(name, spec.root, spec.download, spec.emnist_split), None
+    if name == "synthetic":
+        synthetic = spec.synthetic or SyntheticSpec()
+        return synthetic.generate_synthetic(
+            synthetic.alpha, synthetic.beta, n_clients, rng, dimension=synthetic.dimension,
+            num_classes=synthetic.classes, test_fraction=spec.test_fraction,
+            max_samples=synthetic.max_samples)
+    raise ValueError(f"unknown dataset {name!r}")
 
 
 def load_digits(test_fraction: float, rng: np.random.Generator) -> Dataset:
-    """scikit-learn's digits, pixels scaled to [0, 1], with a stratified random test split."""
+    """scikit-learn's digits as (N, 1, 8, 8) images, pixels scaled to [0, 1], with a stratified
+    random test split."""
     from sklearn.datasets import load_digits as sklearn_digits
 
     bunch = sklearn_digits()
-    x = (bunch.data / 16.0).astype(np.float32)
+    x = (bunch.data / 16.0).astype(np.float32).reshape(-1, 1, 8, 8)
     y = bunch.target.astype(np.int64)
     train_idx, test_idx = stratified_split(y, test_fraction, rng)
     return Dataset("digits", x[train_idx], y[train_idx], x[test_idx], y[test_idx], 10)

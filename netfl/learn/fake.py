@@ -41,8 +41,9 @@ class FakeTrainer(ClientData):
     def init_params(self) -> np.ndarray:
         return np.zeros(1)
 
-    def local_train(self, params: np.ndarray, clients: Sequence[int], steps: int, lr: float,
-                    batch_size: int) -> list[np.ndarray]:
+    def local_train(self, params: np.ndarray, clients: Sequence[int], steps: int, lr,
+                    batch_size: int, **_options) -> list[np.ndarray]:
+        """Progress per client (optimizer options such as momentum do not change the curve)."""
         out = []
         for client in clients:
             noise = 1.0 + 0.2 * self.client_rng(client).standard_normal()

@@ -12,7 +12,15 @@ import math
 import torch
 from torch import nn
 
-from netfl.scenario.sections import LogisticModel, MlpModel
+from netfl.scenario.sections import ArchitectureModel, LogisticModel, MlpModel
+
+FEDCHS_MLP_SMALL = [200, 200]  # Fed-CHS, 28x28 inputs
+FEDCHS_MLP_LARGE = [256, 512]  # Fed-CHS, CIFAR (32x32x3)
+
+
+def mlp_hidden(input_shape: tuple[int, ...]) -> list[int]:
+    """The Fed-CHS MLP's hidden widths: 200/200 up to 28x28 inputs, 256/512 beyond."""
+    return FEDCHS_MLP_SMALL if math.prod(input_shape) <= 28 * 28 else FEDCHS_MLP_LARGE
 
 
 def build_model(spec, input_shape: tuple[int, ...], num_classes: int) -> nn.Module:
@@ -21,13 +29,17 @@ def build_model(spec, input_shape: tuple[int, ...], num_classes: int) -> nn.Modu
     if isinstance(spec, MlpModel):
         layers: list[nn.Module] = [nn.Flatten()]
         width = inputs
-        for hidden in spec.hidden:
+        for hidden in spec.hidden or mlp_hidden(input_shape):
             layers += [nn.Linear(width, hidden), nn.ReLU()]
             width = hidden
         layers.append(nn.Linear(width, num_classes))
         return nn.Sequential(*layers)
     if isinstance(spec, LogisticModel):
         return nn.Sequential(nn.Flatten(), nn.Linear(inputs, num_classes))
+    if isinstance(spec, ArchitectureModel):
+        from netfl.learn.architectures import ARCHITECTURES
+
+        return ARCHITECTURES[spec.kind](tuple(input_shape), num_classes)
     raise ValueError(f"unknown model {spec!r}")
 
 

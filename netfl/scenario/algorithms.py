@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, PositiveFloat, PositiveInt
+from pydantic import Field, NonNegativeFloat, PositiveFloat, PositiveInt
 
 from netfl.scenario.types import PositiveDuration, Section
 
@@ -19,6 +19,8 @@ class AlgorithmSpec(Section):
     rounds: global rounds (cloud aggregations, or the algorithm's own notion of a round).
     local_steps: SGD steps a client takes per local training (E).
     lr: client learning rate (constant).
+    momentum, weight_decay: of the clients' SGD (momentum buffers start at zero each local
+        training).
     batch_size: mini-batch size per local step.
     eval_every: evaluate the global model every this many rounds (and after the last).
     idle_wait: when a server's round gets no update at all (every client unreachable or
@@ -28,6 +30,8 @@ class AlgorithmSpec(Section):
     rounds: PositiveInt = 100
     local_steps: PositiveInt = 5
     lr: PositiveFloat = 0.05
+    momentum: float = Field(0.0, ge=0, lt=1)
+    weight_decay: NonNegativeFloat = 0.0
     batch_size: PositiveInt = 32
     eval_every: PositiveInt = 1
     idle_wait: PositiveDuration = 1.0

@@ -206,8 +206,7 @@ def _walk(loc: tuple) -> tuple[tuple, type[BaseModel] | None, object]:
     for part in loc:
         members = _union_members(current)
         if members is not None:
-            current = next((m for m in members if part in _tags(current)
-                            and _tag_of(m) == part), None)
+            current = next((m for m in members if part in _tags_of(m)), None)
             continue
         current = _strip(current)
         if isinstance(current, type) and issubclass(current, BaseModel):
@@ -246,18 +245,18 @@ def _union_members(tp: object) -> list | None:
     return [_strip(m) for m in typing.get_args(tp)]
 
 
-def _tag_of(model: object) -> object:
+def _tags_of(model: object) -> list:
+    """The ``kind`` values a model accepts (a Literal may list several)."""
     if isinstance(model, type) and issubclass(model, BaseModel) and "kind" in model.model_fields:
-        args = typing.get_args(model.model_fields["kind"].annotation)
-        return args[0] if args else None
-    return None
+        return list(typing.get_args(model.model_fields["kind"].annotation))
+    return []
 
 
 def _tags(union: object) -> list:
-    return [t for t in (_tag_of(m) for m in _union_members(union) or []) if t is not None]
+    return [t for m in _union_members(union) or [] for t in _tags_of(m)]
 
 
 def variants(annotation: object) -> list[tuple[str, type[BaseModel]]]:
-    """The (kind, model) pairs a ``kind``-chosen field accepts (one pair for a plain model)."""
+    """The (kind, model) pairs a ``kind``-chosen field accepts (one model may take several)."""
     members = _union_members(annotation) or [_strip(annotation)]
-    return [(tag, m) for m in members if (tag := _tag_of(m)) is not None]
+    return [(tag, m) for m in members for tag in _tags_of(m)]

@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
+from pydantic import (
+    Field,
+    NonNegativeFloat,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+    model_validator,
+)
 
 from netfl.scenario.types import (
     Duration,
@@ -17,6 +24,7 @@ from netfl.scenario.types import (
     PositiveDuration,
     Probability,
     Rate,
+    ResolvedPath,
     Section,
     Size,
 )
@@ -265,10 +273,36 @@ class Devices(Section):
 # ------------------------------------------------------------------------------ data, model
 
 
+class EqualSizes(Section):
+    """All the training data, split as evenly as possible."""
+
+    kind: Literal["equal"] = "equal"
+
+
+class NormalSizes(Section):
+    """Sizes ~ round(N(mean, std)) clipped to [min, max] (Group-FEL: 20 to 200 per client)."""
+
+    kind: Literal["normal"]
+    mean: PositiveFloat = 110.0
+    std: NonNegativeFloat = 45.0
+    min: PositiveInt = 20
+    max: PositiveInt = 200
+
+    @model_validator(mode="after")
+    def _ordered(self) -> NormalSizes:
+        if self.min > self.max:
+            raise ValueError(f"min ({self.min}) must not exceed max ({self.max})")
+        return self
+
+
+ClientSizes = Annotated[EqualSizes | NormalSizes, Field(discriminator="kind")]
+
+
 class IidPartition(Section):
-    """Shuffle, then split into equal parts."""
+    """Shuffle, then cut into the client sizes."""
 
     kind: Literal["iid"] = "iid"
+    sizes: ClientSizes = EqualSizes()
 
 
 class DirichletPartition(Section):
@@ -276,28 +310,127 @@ class DirichletPartition(Section):
 
     kind: Literal["dirichlet"]
     alpha: PositiveFloat
+    sizes: ClientSizes = EqualSizes()
 
 
-Partition = Annotated[IidPartition | DirichletPartition, Field(discriminator="kind")]
+class LabelsPartition(Section):
+    """Each client holds exactly ``per_client`` labels (shards)."""
+
+    kind: Literal["labels"]
+    per_client: PositiveInt
+
+
+class EdgeLabelsPartition(Section):
+    """Two-level: each edge holds ``per_edge`` labels (CHFL's p_g; HFL-PWP's k classes per group)
+    and each of its clients ``per_client`` of them (CHFL's p_c; HFL-PWP's 2 per worker)."""
+
+    kind: Literal["edge-labels"]
+    per_edge: PositiveInt
+    per_client: PositiveInt
+
+    @model_validator(mode="after")
+    def _nested(self) -> EdgeLabelsPartition:
+        if self.per_client > self.per_edge:
+            raise ValueError(f"per_client ({self.per_client}) cannot exceed per_edge "
+                             f"({self.per_edge})")
+        return self
+
+
+class EdgeIidDirichletPartition(Section):
+    """Two-level: iid across edges, Dirichlet(alpha) across the clients inside each edge (Fed-CHS's
+    partial data heterogeneity, its Fig. 4)."""
+
+    kind: Literal["edge-iid-dirichlet"]
+    alpha: PositiveFloat
+
+
+class NaturalPartition(Section):
+    """The data set's own split over devices (synthetic: one device per client)."""
+
+    kind: Literal["natural"]
+
+
+Partition = Annotated[
+    IidPartition | DirichletPartition | LabelsPartition | EdgeLabelsPartition
+    | EdgeIidDirichletPartition | NaturalPartition,
+    Field(discriminator="kind"),
+]
+
+
+class SyntheticSpec(Section):
+    """Synthetic(alpha, beta) of FedProx (Li et al. 2020): alpha sets how much the devices' models
+    differ, beta how much their inputs differ; one device per client."""
+
+    alpha: NonNegativeFloat = 1.0
+    beta: NonNegativeFloat = 1.0
+    dimension: PositiveInt = 60
+    classes: int = Field(10, ge=2)
+    max_samples: PositiveInt | None = Field(None, description="cap on samples per device")
+
+
+DatasetName = Literal[
+    "fashion-mnist", "mnist", "emnist", "cifar10", "cifar100", "digits", "synthetic"
+]
 
 
 class DataSpec(Section):
-    dataset: Literal["digits"] = "digits"
-    test_fraction: float = Field(0.25, gt=0, lt=1, description="held-out share (digits)")
+    """Which data, where to find it, and how to split it over clients.
+
+    root: a folder holding the data set's files (looked at first); download: let torchvision
+    fetch it where nothing is found and the machine has internet.
+    """
+
+    dataset: DatasetName = "fashion-mnist"
+    root: ResolvedPath | None = None
+    download: bool = True
+    emnist_split: Literal["balanced", "byclass", "bymerge", "digits", "letters", "mnist"] = (
+        "balanced")
+    synthetic: SyntheticSpec | None = None
+    test_fraction: float = Field(0.25, gt=0, lt=1,
+                                 description="held-out share (digits and synthetic)")
     partition: Partition = IidPartition()
 
+    @model_validator(mode="after")
+    def _consistent(self) -> DataSpec:
+        if self.synthetic is not None and self.dataset != "synthetic":
+            raise ValueError("the synthetic block applies to dataset: synthetic only")
+        if self.partition.kind == "natural" and self.dataset != "synthetic":
+            raise ValueError("partition kind natural needs a data set with its own split "
+                             "(synthetic)")
+        return self
 
-class MlpModel(Section):
-    """Fully connected network with ReLU: input -> hidden[0] -> ... -> classes."""
+
+class TorchModel(Section):
+    """Fields of every real (PyTorch) model: where training runs on the host, and how.
+
+    device: cpu, or cuda where asked and present (falls back to cpu, with a warning, where not).
+    trainer: auto picks the faster path by the measured rule in docs/models/learning.md
+    (vectorized over clients for models without convolutions on CPU, a loop otherwise).
+    """
+
+    device: Literal["cpu", "cuda"] = "cpu"
+    trainer: Literal["auto", "vmap", "loop"] = "auto"
+
+
+class MlpModel(TorchModel):
+    """Fully connected network with ReLU: input -> hidden[0] -> ... -> classes. Without
+    ``hidden``: the Fed-CHS MLP, 200/200 for 28x28 inputs (or smaller), 256/512 for larger."""
 
     kind: Literal["mlp"]
-    hidden: list[PositiveInt] = [64]
+    hidden: list[PositiveInt] | None = None
 
 
-class LogisticModel(Section):
+class LogisticModel(TorchModel):
     """Multinomial logistic regression (one linear layer, softmax cross-entropy)."""
 
     kind: Literal["logistic"]
+
+
+class ArchitectureModel(TorchModel):
+    """A fixed architecture from the papers: lenet (Fed-CHS), chfl-cnn (CHFL Table 2), pwp-cnn
+    (HFL-PWP), resnet-small and preact-resnet18 (GroupNorm); see docs/models/architectures.md."""
+
+    kind: Literal["lenet", "chfl-cnn", "pwp-cnn", "resnet-small", "preact-resnet18"]
 
 
 class FakeModel(Section):
@@ -311,7 +444,8 @@ class FakeModel(Section):
     learning_rate_gain: PositiveFloat = Field(0.05, description="progress per local step")
 
 
-Model = Annotated[MlpModel | LogisticModel | FakeModel, Field(discriminator="kind")]
+Model = Annotated[MlpModel | LogisticModel | ArchitectureModel | FakeModel,
+                  Field(discriminator="kind")]
 
 
 # ------------------------------------------------------------------------------ stop, output

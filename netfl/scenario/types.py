@@ -29,14 +29,22 @@ Flops = Annotated[float, _unit("flops"), Field(gt=0, description="FLOP/s")]
 Probability = Annotated[float, Field(ge=0, le=1)]
 
 
-def _resolve_path(value: object, info: ValidationInfo) -> object:
-    """Resolve a relative path against the scenario file's folder and require that it exists."""
+def _resolve(value: object, info: ValidationInfo) -> object:
+    """Resolve a relative path against the scenario file's folder."""
     if not isinstance(value, str | Path):
         return value
     path = Path(value).expanduser()
     base = (info.context or {}).get("base_dir")
     if not path.is_absolute() and base is not None:
         path = Path(base) / path
+    return path
+
+
+def _resolve_path(value: object, info: ValidationInfo) -> object:
+    """Resolve a relative path against the scenario file's folder and require a file there."""
+    path = _resolve(value, info)
+    if not isinstance(path, Path):
+        return path
     if not path.exists():
         raise ValueError(f"file not found: {path}")
     if not path.is_file():
@@ -45,3 +53,4 @@ def _resolve_path(value: object, info: ValidationInfo) -> object:
 
 
 ExistingFile = Annotated[Path, BeforeValidator(_resolve_path)]
+ResolvedPath = Annotated[Path, BeforeValidator(_resolve)]

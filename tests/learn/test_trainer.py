@@ -1,12 +1,18 @@
+"""The trainer: every path agrees with a plain per-client loop; gradient mode is exact."""
+
+import copy
+
 import numpy as np
 import pytest
 import torch
+from torch import nn
 
+from netfl.learn.clients import ClientData
 from netfl.learn.data import load_digits
 from netfl.learn.fake import FakeTrainer
 from netfl.learn.models import build_model
-from netfl.learn.partition import partition_iid
-from netfl.learn.trainer import TorchTrainer
+from netfl.learn.partition import equal_sizes, partition_dirichlet, partition_iid
+from netfl.learn.trainer import TorchTrainer, choose_path, sgd_step_
 from netfl.scenario.sections import FakeModel, MlpModel
 from netfl.sim.clock import RandomStreams
 
@@ -16,53 +22,167 @@ def digits():
     return load_digits(0.25, np.random.default_rng(0))
 
 
-def make_trainer(digits, seed=0, n_clients=5):
-    part = partition_iid(digits.train_y, n_clients, 10, np.random.default_rng(0))
-    model = build_model(MlpModel(kind="mlp", hidden=[32]), digits.input_shape, 10)
-    return TorchTrainer(model, digits, part, RandomStreams(seed))
+def mlp():
+    return build_model(MlpModel(kind="mlp", hidden=[32]), (1, 8, 8), 10)
 
 
-def test_digits_split_is_stratified(digits):
-    assert len(digits.train_y) + len(digits.test_y) == 1797
-    shares = np.bincount(digits.test_y) / np.bincount(np.concatenate([digits.train_y,
-                                                                       digits.test_y]))
-    assert np.allclose(shares, 0.25, atol=0.01)
-    assert digits.train_x.dtype == np.float32 and digits.train_x.max() <= 1.0
+def cnn():
+    return nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.Flatten(), nn.Linear(4 * 6 * 6, 10))
+
+
+def partition(digits, n_clients=6, ragged=False):
+    n = len(digits.train_y)
+    if ragged:  # some clients smaller than a batch
+        sizes = np.array([10, 40, 40, 12, 40, 40][:n_clients])
+        return partition_dirichlet(digits.train_y, sizes, 10, 1.0, np.random.default_rng(0))
+    return partition_iid(digits.train_y, equal_sizes(n, n_clients), 10,
+                         np.random.default_rng(0))
+
+
+def make(digits, model_fn=mlp, path="auto", seed=0, part=None):
+    return TorchTrainer(model_fn(), digits, part or partition(digits), RandomStreams(seed),
+                        path=path)
+
+
+def reference(trainer, digits, part, params, clients, steps, lr, batch, *, momentum=0.0,
+              weight_decay=0.0, prox_mu=0.0, corrections=None, seed=0):
+    """What common FL simulators do: deepcopy the model and an optimizer per client."""
+    draws = ClientData(part, RandomStreams(seed))
+    x_all, y_all = torch.as_tensor(digits.train_x), torch.as_tensor(digits.train_y)
+    rates = np.broadcast_to(np.asarray(lr, dtype=float), (len(clients),))
+    out = []
+    for i, client in enumerate(clients):
+        model = copy.deepcopy(trainer.model)
+        torch.nn.utils.vector_to_parameters(params.clone(), model.parameters())
+        opt = torch.optim.SGD(model.parameters(), lr=float(rates[i]), momentum=momentum,
+                              weight_decay=weight_decay)
+        for _ in range(steps):
+            index = torch.as_tensor(draws.draw_batch(client, batch))
+            opt.zero_grad()
+            nn.functional.cross_entropy(model(x_all[index]), y_all[index]).backward()
+            flat = torch.nn.utils.parameters_to_vector(model.parameters()).detach()
+            extra = prox_mu * (flat - params)
+            if corrections is not None:
+                extra = extra + corrections[i]
+            offset = 0
+            for p in model.parameters():
+                p.grad += extra[offset:offset + p.numel()].view_as(p)
+                offset += p.numel()
+            opt.step()
+        out.append(torch.nn.utils.parameters_to_vector(model.parameters()).detach())
+    return out
+
+
+@pytest.mark.parametrize("model_fn", [mlp, cnn])
+@pytest.mark.parametrize("path", ["vmap", "loop"])
+@pytest.mark.parametrize("options", [
+    {}, {"momentum": 0.9, "weight_decay": 1e-3}, {"prox_mu": 0.1}, {"corrections": True}])
+def test_every_path_agrees_with_a_plain_per_client_loop(digits, model_fn, path, options):
+    part = partition(digits, ragged=True)
+    trainer = make(digits, model_fn, path, part=part)
+    params = trainer.init_params()
+    clients, steps, batch = [0, 1, 2, 3, 4], 4, 16
+    lr = [0.1, 0.05, 0.1, 0.2, 0.1]  # per-client rates
+    if options.get("corrections"):
+        gen = torch.Generator().manual_seed(1)
+        options = {"corrections": [0.01 * torch.randn(trainer.num_params, generator=gen)
+                                   for _ in clients]}
+    got = trainer.local_train(params, clients, steps, lr, batch, **options)
+    want = reference(trainer, digits, part, params, clients, steps, lr, batch, **options)
+    for a, b in zip(got, want, strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
+    assert torch.equal(params, trainer.init_params())  # the input is never modified
+
+
+def test_vmap_and_loop_agree_with_each_other(digits):
+    a, b = make(digits, path="vmap"), make(digits, path="loop")
+    ua = a.local_train(a.init_params(), range(6), 5, 0.1, 32, momentum=0.5)
+    ub = b.local_train(b.init_params(), range(6), 5, 0.1, 32, momentum=0.5)
+    for x, y in zip(ua, ub, strict=True):
+        torch.testing.assert_close(x, y, rtol=1e-4, atol=1e-5)
+
+
+def test_gradient_mode_equals_the_weighted_average_of_client_gradients(digits):
+    part = partition(digits, ragged=True)
+    a, b = make(digits, part=part), make(digits, part=part)
+    params = a.init_params()
+    clients, weights = [0, 1, 3, 5], np.array([0.1, 0.4, 0.2, 0.3])
+    fused = a.weighted_gradient(params, clients, 32, weights)
+    separate = b.gradients(params, clients, 32)
+    torch.testing.assert_close(fused, sum(w * g for w, g in zip(weights, separate, strict=True)),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_sgd_step_maths():
+    theta, g, anchor = torch.tensor([1.0, 2.0]), torch.tensor([0.5, -1.0]), torch.zeros(2)
+    start, buffers = theta.clone(), [torch.zeros(2)]
+    sgd_step_([theta], [g], 0.1, momentum=0.9, buffers=buffers, weight_decay=0.1, prox_mu=1.0,
+              anchor=[anchor], correction=[torch.tensor([1.0, 1.0])])
+    d = g + 0.1 * start + 1.0 * start + 1.0
+    torch.testing.assert_close(buffers[0], d)
+    torch.testing.assert_close(theta, start - 0.1 * d)
+    sgd_step_([theta], [g], 0.1, momentum=0.9, buffers=buffers)
+    torch.testing.assert_close(buffers[0], 0.9 * d + g)
+
+
+def test_sgd_step_with_per_client_rates_on_stacked_tensors():
+    theta, g = torch.ones(3, 2, 2), torch.ones(3, 2, 2)
+    sgd_step_([theta], [g], torch.tensor([0.1, 0.2, 0.3]))
+    torch.testing.assert_close(theta[:, 0, 0], torch.tensor([0.9, 0.8, 0.7]))
+
+
+def test_the_path_rule():
+    cpu = torch.device("cpu")
+    assert choose_path(mlp(), cpu) == "vmap" and choose_path(cnn(), cpu) == "loop"
+    assert choose_path(cnn(), torch.device("cuda")) == "vmap"
 
 
 def test_local_training_lowers_the_loss(digits):
-    trainer = make_trainer(digits)
+    trainer = make(digits)
     w0 = trainer.init_params()
     _, loss0 = trainer.evaluate(w0)
     w1 = trainer.local_train(w0, [0], steps=50, lr=0.5, batch_size=32)[0]
     accuracy, loss1 = trainer.evaluate(w1)
     assert loss1 < loss0 / 2 and accuracy > 0.6
-    assert torch.equal(w0, trainer.init_params())  # the input is not modified
 
 
 def test_same_seed_same_weights_and_updates(digits):
-    a, b = make_trainer(digits, seed=3), make_trainer(digits, seed=3)
+    a, b = make(digits, seed=3), make(digits, seed=3)
     assert torch.equal(a.init_params(), b.init_params())
     ua = a.local_train(a.init_params(), [0, 1], 3, 0.1, 16)
     ub = b.local_train(b.init_params(), [0, 1], 3, 0.1, 16)
     assert all(torch.equal(x, y) for x, y in zip(ua, ub, strict=True))
-    assert not torch.equal(make_trainer(digits, seed=4).init_params(), a.init_params())
+    assert not torch.equal(make(digits, seed=4).init_params(), a.init_params())
+
+
+def test_a_clients_batches_do_not_depend_on_other_clients(digits):
+    a, b = make(digits), make(digits)
+    a.local_train(a.init_params(), [0, 1], 3, 0.1, 16)
+    ua = a.local_train(a.init_params(), [2], 3, 0.1, 16)[0]
+    ub = b.local_train(b.init_params(), [2, 3], 3, 0.1, 16)[0]
+    torch.testing.assert_close(ua, ub)
 
 
 def test_payload_is_four_bytes_per_parameter(digits):
-    trainer = make_trainer(digits)
+    trainer = make(digits)
     assert trainer.payload_bytes == 4 * trainer.num_params == 4 * (64 * 32 + 32 + 32 * 10 + 10)
 
 
+def test_cuda_falls_back_to_the_cpu_with_a_warning(digits, monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.warns(UserWarning, match="no CUDA device"):
+        trainer = TorchTrainer(mlp(), digits, partition(digits), RandomStreams(0), device="cuda")
+    assert trainer.device.type == "cpu"
+
+
 def test_small_clients_use_their_whole_data_per_step(digits):
-    trainer = make_trainer(digits, n_clients=200)
-    size = int(trainer.client_sizes[0])
-    assert trainer.samples_per_step(0, 32) == size < 32
-    assert len(trainer.draw_batch(0, 32)) == size
+    trainer = make(digits, part=partition(digits, ragged=True))
+    assert trainer.samples_per_step(0, 32) == 10
+    assert len(trainer.draw_batch(0, 32)) == 10
 
 
 def test_fake_trainer_rises_towards_its_ceiling(digits):
-    part = partition_iid(digits.train_y, 4, 10, np.random.default_rng(0))
+    part = partition(digits, n_clients=4)
     fake = FakeTrainer(FakeModel(kind="fake", max_accuracy=0.8), part, 10, RandomStreams(0))
     w = fake.init_params()
     assert fake.evaluate(w)[0] == pytest.approx(0.1)
@@ -73,10 +193,12 @@ def test_fake_trainer_rises_towards_its_ceiling(digits):
     assert accuracies == sorted(accuracies) and 0.75 < accuracies[-1] <= 0.8
 
 
-def test_a_clients_batches_do_not_depend_on_other_clients(digits):
-    a, b = make_trainer(digits), make_trainer(digits)
-    a.local_train(a.init_params(), [0, 1], 3, 0.1, 16)
-    ua = a.local_train(a.init_params(), [2], 3, 0.1, 16)[0]
-    ub = b.local_train(b.init_params(), [2, 3], 3, 0.1, 16)[0]
-    a.local_train(a.init_params(), [3], 3, 0.1, 16)
-    assert torch.equal(ua, ub)
+def test_loop_results_do_not_depend_on_the_worker_count(digits):
+    outputs = []
+    for workers in (1, 2, 3):
+        trainer = TorchTrainer(cnn(), digits, partition(digits), RandomStreams(0), path="loop",
+                               max_workers=workers)
+        outputs.append(trainer.local_train(trainer.init_params(), range(6), 3, 0.1, 16,
+                                           momentum=0.9))
+    for other in outputs[1:]:
+        assert all(torch.equal(a, b) for a, b in zip(outputs[0], other, strict=True))
