@@ -22,8 +22,16 @@ SET_HELP = "Override a field: --set algorithm.rounds=50 (repeatable; VALUE is YA
 
 # glibc returns large freed blocks to the OS on every training step, and the page faults that
 # follow slow torch down (up to 3.6x measured on vmap paths); see DESIGN.md's performance notes.
-DATASET_NOTES = {"digits": "scikit-learn's bundled 8x8 digits: 1,797 samples, 10 classes, "
-                             "no download"}
+DATASET_NOTES = {
+    "fashion-mnist": "70,000 28x28 grey images, 10 classes (data.root, Debian's "
+                     "dataset-fashion-mnist, or download)",
+    "mnist": "70,000 28x28 handwritten digits (IDX files in data.root, or torchvision)",
+    "emnist": "EMNIST letters/digits, split data.emnist_split (data.root or torchvision)",
+    "cifar10": "60,000 32x32 colour images, 10 classes (torchvision)",
+    "cifar100": "60,000 32x32 colour images, 100 classes (torchvision)",
+    "digits": "scikit-learn's bundled 8x8 digits: 1,797 samples, 10 classes, no download",
+    "synthetic": "FedProx's Synthetic(alpha, beta), one generated device per client",
+}
 MALLOC_TUNING = {"MALLOC_MMAP_MAX_": "0", "MALLOC_TRIM_THRESHOLD_": "100000000000"}
 
 

@@ -114,6 +114,15 @@ class Simulation:
             self.stop_reason = "rounds"
         self.host_time_s = time.perf_counter() - started
 
+    def partition_table(self) -> pd.DataFrame:
+        """One row per client: its edge server, sample count and count of each label."""
+        counts = self.partition.counts
+        table = pd.DataFrame(counts, columns=[f"label_{k}" for k in range(counts.shape[1])])
+        table.insert(0, "samples", counts.sum(axis=1))
+        table.insert(0, "edge_server", [self.world.client_edge[c] for c in self.world.clients])
+        table.insert(0, "client", self.world.clients)
+        return table
+
     def metrics(self) -> pd.DataFrame:
         return pd.DataFrame(self.recorder.metrics, columns=METRIC_COLUMNS)
 
@@ -199,12 +208,15 @@ def run_scenario(
         parent = Path(out_dir or scenario.output.dir) / scenario.name
         plot = None
         if scenario.output.plots and len(metrics):
-            from netfl.results.plots import plot_run
+            from netfl.results.plots import plot_partition, plot_run
 
             def plot(directory: Path) -> None:
                 plot_run(metrics, directory, f"{scenario.name} ({scenario.algorithm.kind})",
                          scenario.stop.target_accuracy)
+                plot_partition(partition, directory, f"{scenario.data.dataset}, "
+                               f"{scenario.data.partition.kind} partition")
 
+        partition = simulation.partition_table()
         path = write_run(parent, run_id or new_run_id(scenario.seed), summary, metrics,
-                         dump_scenario(scenario), events, plot)
+                         dump_scenario(scenario), events, plot, {"partition": partition})
     return RunResult(scenario, summary, metrics, events, path)

@@ -45,7 +45,11 @@ def test_results_directory(tiny, tmp_path):
     assert result.path == tmp_path / "tiny" / "r1"
     assert sorted(p.name for p in result.path.iterdir()) == [
         "accuracy_vs_bytes.png", "accuracy_vs_time.png", "events.parquet", "metrics.csv",
-        "metrics.parquet", "scenario.yaml", "summary.json"]
+        "metrics.parquet", "partition.csv", "partition.png", "scenario.yaml", "summary.json"]
+    partition = pd.read_csv(result.path / "partition.csv")
+    assert len(partition) == 6 and set(partition["edge_server"]) == {"e0", "e1"}
+    labels = [c for c in partition.columns if c.startswith("label_")]
+    assert (partition[labels].sum(axis=1) == partition["samples"]).all()
     summary = json.loads((result.path / "summary.json").read_text())
     for key in ("sim_time_s", "rounds", "final_accuracy", "target_accuracy", "time_to_target_s",
                 "bytes_total", "bytes_by_tag", "bytes_to_target", "transfers_failed",

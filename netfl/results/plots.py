@@ -59,3 +59,38 @@ def plot_run(metrics: pd.DataFrame, out_dir: Path, title: str,
         plt.close(fig)
         written.append(path)
     return written
+
+
+def plot_partition(table: pd.DataFrame, out_dir: Path, title: str) -> Path:
+    """partition.png: each client's label shares (left, clients grouped by edge server) and each
+    edge server's (right), as heat maps; marginal bars show sample counts."""
+    plt = _pyplot()
+    labels = [c for c in table.columns if c.startswith("label_")]
+    per_client = table[labels].to_numpy(dtype=float)
+    per_edge = table.groupby("edge_server", sort=False)[labels].sum()
+    shares = per_client / per_client.sum(axis=1, keepdims=True).clip(min=1)
+    edge_shares = per_edge.to_numpy() / per_edge.to_numpy().sum(axis=1, keepdims=True).clip(min=1)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.2), dpi=110,
+                                      gridspec_kw={"width_ratios": [3, 1]})
+    image = left.imshow(shares.T, aspect="auto", cmap="viridis", vmin=0, vmax=1,
+                        interpolation="nearest")
+    boundaries = table["edge_server"].ne(table["edge_server"].shift()).to_numpy().nonzero()[0]
+    for b in boundaries[1:]:
+        left.axvline(b - 0.5, color="white", linewidth=0.8)
+    from matplotlib.ticker import MaxNLocator
+
+    left.xaxis.set_major_locator(MaxNLocator(integer=True))
+    left.set_xlabel(f"client ({len(table)}; white lines separate edge servers)")
+    left.set_ylabel("label")
+    left.set_title("label share per client")
+    right.imshow(edge_shares.T, aspect="auto", cmap="viridis", vmin=0, vmax=1,
+                 interpolation="nearest")
+    right.set_xticks(range(len(per_edge)), per_edge.index, rotation=90, fontsize=7)
+    right.set_yticks([])
+    right.set_title("per edge server")
+    fig.colorbar(image, ax=[left, right], shrink=0.8, label="share of the node's samples")
+    fig.suptitle(title)
+    path = Path(out_dir) / "partition.png"
+    fig.savefig(path)
+    plt.close(fig)
+    return path

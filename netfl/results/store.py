@@ -1,10 +1,10 @@
 """Writing a run's results directory, atomically.
 
 ``results/<name>/<run-id>/`` holds summary.json, metrics.csv and metrics.parquet, the resolved
-scenario (scenario.yaml), events.parquet when tracing is on, and plots. Everything is written into
-a hidden temporary sibling (``.<run-id>.tmp-<pid>``) that is renamed into place only when complete:
-a crash or Ctrl-C leaves no directory that looks like a finished run, and a directory holding
-summary.json is always complete.
+scenario (scenario.yaml), partition.csv, events.parquet when tracing is on, and plots.
+Everything is written into a hidden temporary sibling (``.<run-id>.tmp-<pid>``) that is
+renamed into place only when complete: a crash or Ctrl-C leaves no directory that looks like a
+finished run, and a directory holding summary.json is always complete.
 """
 
 from __future__ import annotations
@@ -52,12 +52,13 @@ def _jsonable(value):
 
 
 def write_run(parent: Path, run_id: str, summary: dict, metrics: pd.DataFrame,
-              scenario_yaml: str, events: pd.DataFrame | None = None, plot=None) -> Path:
+              scenario_yaml: str, events: pd.DataFrame | None = None, plot=None,
+              tables: dict[str, pd.DataFrame] | None = None) -> Path:
     """Write every file into a temporary directory, then rename it to ``parent/run_id``.
 
     Where that name is taken (even by a run finishing at the same moment), the next free
     ``run_id-N`` is used; the final path is returned. ``plot(tmp_dir)``, when given, draws the
-    plots into the temporary directory.
+    plots into the temporary directory; ``tables`` are written as ``<name>.csv``.
     """
     parent = Path(parent)
     parent.mkdir(parents=True, exist_ok=True)
@@ -71,6 +72,8 @@ def write_run(parent: Path, run_id: str, summary: dict, metrics: pd.DataFrame,
         (tmp / "scenario.yaml").write_text(scenario_yaml, encoding="utf-8")
         if events is not None:
             events.to_parquet(tmp / "events.parquet", index=False)
+        for name, table in (tables or {}).items():
+            table.to_csv(tmp / f"{name}.csv", index=False)
         if plot is not None:
             plot(tmp)
         # summary.json last: its presence marks a complete directory.
