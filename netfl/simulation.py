@@ -69,7 +69,8 @@ class Simulation:
         self.streams = RandomStreams(scenario.seed)
         self.trace = TraceBus()
         self.world = build_world(scenario.world, self.streams.get("world"))
-        self.recorder = Recorder(self.trace, self.world.tier, keep_events=scenario.output.trace)
+        self.recorder = Recorder(self.trace, self.world.tier, keep_events=scenario.output.trace,
+                                 target_accuracy=scenario.stop.target_accuracy)
         self.network = Network(self.env, self.world, scenario.links, self.streams, self.trace)
         self.fleet = Fleet(self.env, self.world, scenario.devices, self.streams, self.trace,
                            self.network)
@@ -134,6 +135,7 @@ class Simulation:
         target = scenario.stop.target_accuracy
         reached = rec.first_reaching(target)
         last = rec.metrics[-1] if rec.metrics else {}
+        at_target = rec.at_target or {}
         return {
             "name": scenario.name,
             "algorithm": scenario.algorithm.kind,
@@ -149,8 +151,14 @@ class Simulation:
             "time_to_target_s": reached["sim_time_s"] if reached else None,
             "rounds_to_target": reached["round"] if reached else None,
             "bytes_to_target": reached["bytes_total"] if reached else None,
+            "bytes_to_target_by_tag": at_target.get("bytes_by_tag"),
+            "bytes_hop_weighted_to_target": at_target.get("bytes_hop_weighted"),
+            "bytes_uncompressed_to_target": at_target.get("bytes_uncompressed"),
+            "bytes_uncompressed_to_target_by_tag": at_target.get("bytes_uncompressed_by_tag"),
             "bytes_total": rec.bytes_total,
             "bytes_by_tag": dict(sorted(rec.bytes_by_tag.items())),
+            "bytes_uncompressed_total": rec.bytes_raw_total,
+            "bytes_uncompressed_by_tag": dict(sorted(rec.bytes_raw_by_tag.items())),
             "bytes_hop_weighted": rec.bytes_hop_weighted,
             "bytes_by_link": dict(sorted(rec.bytes_by_link.items())),
             "wire_bytes_total": rec.wire_bytes_total,

@@ -3,7 +3,8 @@
 An algorithm is one SimPy process, ``run()``, that reads like its paper's algorithm box. The
 primitives here carry the simulation's physics so algorithms need not:
 
-* ``send`` moves bytes over the network and reports whether they arrived;
+* ``send`` moves bytes over the network and reports whether they arrived; ``send_up`` does so
+  for an upload, compressed as the scenario says;
 * ``train_round`` has clients download a model, train (charged to the simulated clock by the
   device model) and upload, all in parallel, and returns the updates that arrived. Uploads are
   simulated first and real training runs afterwards for exactly the clients whose uploads arrived:
@@ -24,6 +25,7 @@ import simpy
 from netfl.algorithms.aggregation import data_weights, weighted_average
 from netfl.compute.fleet import Fleet
 from netfl.errors import TransferFailed
+from netfl.learn.compress import NoCompression, make_compressor
 from netfl.network.transfer import Network
 from netfl.scenario.sections import Stop
 from netfl.sim.clock import RandomStreams
@@ -64,46 +66,78 @@ class Algorithm:
         self.reached_target = False
         self.rounds_done = 0
         self.rounds_without_updates = 0
+        self.compressor = make_compressor(getattr(spec, "compression", None),
+                                          ctx.streams.seed_for("compression"))
+        self.upload_bytes = self.compressor.payload_bytes(self.trainer.num_params)
 
     def run(self) -> Generator:
         raise NotImplementedError
 
     # -------------------------------------------------------------------- primitives
 
-    def send(self, src: str, dst: str, nbytes: float) -> Generator:
-        """Transfer ``nbytes``; returns True if delivered, False if it failed (after retries)."""
+    def send(self, src: str, dst: str, nbytes: float, raw_nbytes: float | None = None
+             ) -> Generator:
+        """Transfer ``nbytes``; returns True if delivered, False if it failed (after retries).
+        ``raw_nbytes`` is the size before compression (for accounting)."""
         try:
-            yield self.ctx.network.send(src, dst, nbytes)
+            yield self.ctx.network.send(src, dst, nbytes, raw_nbytes=raw_nbytes)
         except TransferFailed:
             return False
         return True
 
-    def train_round(self, server: str, clients: Sequence[str], params, round_: int,
-                    steps: int | None = None) -> Generator:
-        """Clients download ``params`` from ``server``, train ``steps`` local steps, upload.
+    def send_up(self, src: str, dst: str) -> Generator:
+        """Send a model or update upwards: compressed by ``compression``, counted both ways."""
+        return (yield from self.send(src, dst, self.upload_bytes, self.trainer.payload_bytes))
 
-        All clients run in parallel in simulated time; returns a RoundResult over the clients
-        whose uploads arrived, with data-size weights normalized over them. A round in which no
-        update arrives ends with a wait of ``idle_wait`` seconds.
-        """
-        steps = self.spec.local_steps if steps is None else steps
+    def exchange(self, server: str, clients: Sequence[str], round_: int, steps: int) -> Generator:
+        """Clients download the model from ``server``, compute for ``steps`` local steps and
+        upload (compressed), all in parallel in simulated time. Returns the clients whose
+        uploads arrived; when none did, waits ``idle_wait`` first."""
         jobs = [self.env.process(self._client_job(server, c, round_, steps)) for c in clients]
         yield self.env.all_of(jobs)
         arrived = [c for c, job in zip(clients, jobs, strict=True) if job.value]
         if not arrived:
             self.rounds_without_updates += 1
             yield self.env.timeout(self.spec.idle_wait)
-        indices = [self._client_index[c] for c in arrived]
+        return arrived
+
+    def train_round(self, server: str, clients: Sequence[str], params, round_: int,
+                    steps: int | None = None, lr: float | None = None) -> Generator:
+        """``exchange``, then real local training of exactly the clients whose uploads arrived.
+
+        Returns a RoundResult with their updated parameters, as the server reconstructs them
+        (params + the compressed update), and data-size weights normalized over them.
+        """
+        steps = self.spec.local_steps if steps is None else steps
+        arrived = yield from self.exchange(server, clients, round_, steps)
+        indices = self.indices(arrived)
         updates = self.trainer.local_train(
-            params, indices, steps, self.spec.lr, self.spec.batch_size,
+            params, indices, steps, self.spec.lr if lr is None else lr, self.spec.batch_size,
             momentum=self.spec.momentum, weight_decay=self.spec.weight_decay) if arrived else []
+        updates = [self.compressed_towards(u, params) for u in updates]
         return RoundResult(arrived, updates, data_weights(self.trainer.client_sizes[indices]))
+
+    def compressed_towards(self, model, reference):
+        """What the receiver reconstructs of ``model`` sent as a compressed update from
+        ``reference``: reference + C(model - reference) (model itself without compression)."""
+        if isinstance(self.compressor, NoCompression):
+            return model
+        return reference + self.compressor.compress(model - reference)
+
+    def indices(self, clients: Sequence[str]) -> list[int]:
+        return [self._client_index[c] for c in clients]
 
     def _client_job(self, server: str, client: str, round_: int, steps: int) -> Generator:
         """Download, train, upload for one client; returns whether the upload arrived."""
-        payload = self.trainer.payload_bytes
-        if not (yield from self.send(server, client, payload)):
+        if not (yield from self.send(server, client, self.trainer.payload_bytes)):
             return False
+        if not (yield from self.local_compute(client, round_, steps)):
+            return False
+        return (yield from self.send_up(client, server))
+
+    def local_compute(self, client: str, round_: int, steps: int) -> Generator:
+        """Charge ``steps`` local steps to ``client``'s device; returns False if it dropped out
+        meanwhile (its work is then void)."""
         fleet = self.ctx.fleet
         samples = steps * self.trainer.samples_per_step(self._client_index[client],
                                                         self.spec.batch_size)
@@ -115,18 +149,20 @@ class Algorithm:
         ok = not fleet.dropped_since(client, started)
         self.ctx.trace.emit(TrainEnd(time_s=self.env.now, node=client, round=round_,
                                      duration_s=self.env.now - started, ok=ok))
-        if not ok:
-            return False
-        return (yield from self.send(client, server, payload))
+        return ok
+
+    def charge_aggregation(self, node: str, n_updates: int, level: str, round_: int) -> Generator:
+        """Charge aggregating ``n_updates`` vectors to ``node``'s processor and trace it."""
+        duration = self.ctx.fleet.aggregation_time_s(node, self.trainer.num_params, n_updates)
+        started = self.env.now
+        yield from self.ctx.fleet.run_job(node, duration)
+        self.ctx.trace.emit(Aggregate(time_s=self.env.now, node=node, round=round_, level=level,
+                                      n_updates=n_updates, duration_s=self.env.now - started))
 
     def aggregate(self, node: str, updates: list, weights: np.ndarray, level: str,
                   round_: int) -> Generator:
         """Weighted average of ``updates`` at ``node``, charged to its processor."""
-        duration = self.ctx.fleet.aggregation_time_s(node, self.trainer.num_params, len(updates))
-        started = self.env.now
-        yield from self.ctx.fleet.run_job(node, duration)
-        self.ctx.trace.emit(Aggregate(time_s=self.env.now, node=node, round=round_, level=level,
-                                      n_updates=len(updates), duration_s=self.env.now - started))
+        yield from self.charge_aggregation(node, len(updates), level, round_)
         return weighted_average(updates, weights)
 
     def evaluate(self, params, round_: int) -> bool:

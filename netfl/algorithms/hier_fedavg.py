@@ -57,7 +57,7 @@ class HierFedAvg(Algorithm):
                                                    "edge", t)
         if not contributors:
             return None
-        if not (yield from self.send(edge_server, cloud, payload)):
+        if not (yield from self.send_up(edge_server, cloud)):
             return None
-        data = sum(int(self.trainer.client_sizes[self._client_index[c]]) for c in contributors)
-        return w_edge, data
+        data = sum(int(self.trainer.client_sizes[i]) for i in self.indices(sorted(contributors)))
+        return self.compressed_towards(w_edge, w), data

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 from netfl.algorithms.base import Algorithm
+from netfl.algorithms.fed_chs import FedCHS
 from netfl.algorithms.fedavg import FedAvg
 from netfl.algorithms.hier_fedavg import HierFedAvg
+from netfl.algorithms.wrwgd import WRWGD
 
+# A kind that differs from another only in its defaults (e.g. fedavg-qsgd: compression on)
+# maps to the same class; its spec in netfl.scenario.algorithms carries the difference.
 ALGORITHMS: dict[str, type[Algorithm]] = {
     "fedavg": FedAvg,
+    "fedavg-qsgd": FedAvg,
     "hier-fedavg": HierFedAvg,
+    "hier-local-qsgd": HierFedAvg,
+    "fed-chs": FedCHS,
+    "wrwgd": WRWGD,
 }
 
 

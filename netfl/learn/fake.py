@@ -27,6 +27,8 @@ from netfl.learn.partition import Partition
 from netfl.scenario.sections import FakeModel
 from netfl.sim.clock import RandomStreams
 
+REFERENCE_LR = 0.05  # the learning rate at which one fake gradient step equals one local step
+
 
 class FakeTrainer(ClientData):
     def __init__(self, spec: FakeModel, partition: Partition, num_classes: int,
@@ -50,6 +52,17 @@ class FakeTrainer(ClientData):
             gain = self.spec.learning_rate_gain * steps * (1.0 - self._skew[client] / 2) * noise
             out.append(params + max(gain, 0.0))
         return out
+
+    def gradients(self, params: np.ndarray, clients: Sequence[int],
+                  batch_size: int) -> list[np.ndarray]:
+        """A "gradient" whose step at rate REFERENCE_LR adds one local step's progress."""
+        return [-(p - params) / REFERENCE_LR
+                for p in self.local_train(params, clients, 1, REFERENCE_LR, batch_size)]
+
+    def weighted_gradient(self, params: np.ndarray, clients: Sequence[int], batch_size: int,
+                          weights) -> np.ndarray:
+        grads = self.gradients(params, clients, batch_size)
+        return sum(w * g for w, g in zip(weights, grads, strict=True))
 
     def evaluate(self, params: np.ndarray) -> tuple[float, float]:
         progress = float(params[0])

@@ -280,6 +280,23 @@ class TorchTrainer(ClientData):
             params, self._train_x[index], self._train_y[index],
             torch.as_tensor(sample_weights, dtype=self._train_x.dtype, device=self.device)))
 
+    def smoothness(self, params: torch.Tensor, client: int, rng: np.random.Generator,
+                   samples: int = 256, relative_step: float = 1e-3) -> float:
+        """A finite-difference estimate of client ``client``'s smoothness constant at ``params``:
+        ||g(params + delta) - g(params)|| / ||delta||, both gradients on the same (first
+        ``samples``) samples of the client, delta a random direction of relative size
+        ``relative_step``."""
+        own = torch.as_tensor(self.partition.client_indices[client][:samples],
+                              device=self.device)
+        x, y = self._train_x[own], self._train_y[own]
+        direction = torch.as_tensor(rng.standard_normal(self.num_params), dtype=params.dtype,
+                                    device=self.device)
+        scale = relative_step * max(float(params.norm()), 1.0) / float(direction.norm())
+        delta = direction * scale
+        before = flatten(self._main.grads_at(params, x, y))
+        after = flatten(self._main.grads_at(params + delta, x, y))
+        return float((after - before).norm() / delta.norm())
+
     # ------------------------------------------------------------------- evaluation
 
     @torch.no_grad()

@@ -154,11 +154,17 @@ class Network:
 
     # ------------------------------------------------------------------------ transfers
 
-    def send(self, src: str, dst: str, nbytes: float, tag: str | None = None) -> simpy.Process:
-        """Start a transfer: the process's value is its TransferEnd record; or TransferFailed."""
-        return self.env.process(self._transfer(src, dst, float(nbytes), tag or self.tag(src, dst)))
+    def send(self, src: str, dst: str, nbytes: float, tag: str | None = None,
+             raw_nbytes: float | None = None) -> simpy.Process:
+        """Start a transfer: the process's value is its TransferEnd record; or TransferFailed.
 
-    def _transfer(self, src: str, dst: str, nbytes: float, tag: str):
+        ``raw_nbytes``: the payload's size before compression, for accounting only.
+        """
+        raw = float(nbytes if raw_nbytes is None else raw_nbytes)
+        return self.env.process(self._transfer(src, dst, float(nbytes), tag or self.tag(src, dst),
+                                               raw))
+
+    def _transfer(self, src: str, dst: str, nbytes: float, tag: str, raw_nbytes: float):
         transfer_id, retry, started = next(self._ids), self.spec.retry, self.env.now
         nbits, wire_bits, retransmissions = nbytes * 8.0, 0.0, 0
         for attempt in itertools.count():
@@ -189,7 +195,8 @@ class Network:
             report = TransferEnd(
                 time_s=self.env.now, transfer_id=transfer_id, src=src, dst=dst, tag=tag,
                 nbytes=nbytes, path=tuple(path), duration_s=self.env.now - started,
-                wire_bytes=wire_bits / 8.0, retransmissions=retransmissions)
+                wire_bytes=wire_bits / 8.0, retransmissions=retransmissions,
+                raw_nbytes=raw_nbytes)
             self.trace.emit(report)
             return report
 

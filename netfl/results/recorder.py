@@ -3,9 +3,12 @@
 Accounting conventions (docs/models/network.md):
 
 * ``bytes_*`` count the payload of *delivered* transfers: by tag, by link (each link on the
-  path carries the payload once) and hop-weighted (payload x hops);
+  path carries the payload once) and hop-weighted (payload x hops); ``bytes_raw_*`` the same
+  payloads before compression;
+* ``at_target`` freezes the byte counters at the first evaluation reaching the target accuracy;
 * ``wire_bytes_total`` counts every bit sent on every hop, retransmissions and the partial
   progress of failed attempts included;
+* ``handovers`` counts model hand-overs that arrived, ``handovers_failed`` failed attempts;
 * ``transfers_failed`` counts transfers that failed for good (retries spent);
   ``transfer_attempts_failed`` counts every failed attempt.
 """
@@ -32,8 +35,13 @@ from netfl.sim.trace import (
 class Recorder:
     """Subscribes to a trace bus; read its counters and rows after the run."""
 
-    def __init__(self, trace: TraceBus, tier_of: Callable[[str], str], keep_events: bool = False):
+    def __init__(self, trace: TraceBus, tier_of: Callable[[str], str], keep_events: bool = False,
+                 target_accuracy: float | None = None):
         self._tier = tier_of
+        self._target = target_accuracy
+        self.at_target: dict | None = None  # the byte counters when the target was first reached
+        self.bytes_raw_total = 0.0
+        self.bytes_raw_by_tag: Counter[str] = Counter()
         self.bytes_total = 0.0
         self.bytes_hop_weighted = 0.0
         self.wire_bytes_total = 0.0
@@ -73,6 +81,9 @@ class Recorder:
         self.bytes_hop_weighted += r.nbytes * hops
         self.wire_bytes_total += r.wire_bytes
         self.bytes_by_tag[r.tag] += r.nbytes
+        raw = r.nbytes if r.raw_nbytes < 0 else r.raw_nbytes
+        self.bytes_raw_total += raw
+        self.bytes_raw_by_tag[r.tag] += raw
         self.transfer_time_s_by_tag[r.tag] += r.duration_s
         self.retransmissions += r.retransmissions
         for u, v in zip(r.path, r.path[1:], strict=False):
@@ -97,11 +108,19 @@ class Recorder:
             self.dropouts += 1
 
     def _on_handover(self, r: HandOver) -> None:
-        self.handovers += 1
-        if not r.ok:
+        if r.ok:
+            self.handovers += 1
+        else:
             self.handovers_failed += 1
 
     def _on_evaluation(self, r: Evaluation) -> None:
+        if self.at_target is None and self._target is not None and r.accuracy >= self._target:
+            self.at_target = {
+                "bytes_by_tag": dict(sorted(self.bytes_by_tag.items())),
+                "bytes_hop_weighted": self.bytes_hop_weighted,
+                "bytes_uncompressed": self.bytes_raw_total,
+                "bytes_uncompressed_by_tag": dict(sorted(self.bytes_raw_by_tag.items())),
+            }
         self.metrics.append({
             "sim_time_s": r.time_s, "round": r.round, "accuracy": r.accuracy, "loss": r.loss,
             "bytes_total": self.bytes_total, "bytes_hop_weighted": self.bytes_hop_weighted,

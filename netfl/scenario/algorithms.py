@@ -8,9 +8,32 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, NonNegativeFloat, PositiveFloat, PositiveInt
+from pydantic import (
+    Field,
+    NonNegativeFloat,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+    model_validator,
+)
 
 from netfl.scenario.types import PositiveDuration, Section
+
+
+class NoCompressionSpec(Section):
+    kind: Literal["none"] = "none"
+
+
+class QsgdSpec(Section):
+    """QSGD (Alistarh et al. 2017) with ``levels`` s, over buckets of ``bucket_size``
+    coordinates (the whole vector when null); see docs/models/fed-chs.md for the bit count."""
+
+    kind: Literal["qsgd"]
+    levels: PositiveInt = 16
+    bucket_size: PositiveInt | None = 512
+
+
+Compression = Annotated[NoCompressionSpec | QsgdSpec, Field(discriminator="kind")]
 
 
 class AlgorithmSpec(Section):
@@ -25,6 +48,8 @@ class AlgorithmSpec(Section):
     eval_every: evaluate the global model every this many rounds (and after the last).
     idle_wait: when a server's round gets no update at all (every client unreachable or
         dropped), it waits this long before going on, so rounds are not burnt in no time.
+    compression: of what is sent upwards (client -> server, edge -> cloud); downloads stay
+        float32.
     """
 
     rounds: PositiveInt = 100
@@ -35,6 +60,7 @@ class AlgorithmSpec(Section):
     batch_size: PositiveInt = 32
     eval_every: PositiveInt = 1
     idle_wait: PositiveDuration = 1.0
+    compression: Compression = NoCompressionSpec()
 
 
 class FedAvgSpec(AlgorithmSpec):
@@ -55,4 +81,101 @@ class HierFedAvgSpec(AlgorithmSpec):
     edge_rounds: PositiveInt = 2
 
 
-Algorithm = Annotated[FedAvgSpec | HierFedAvgSpec, Field(discriminator="kind")]
+class FedAvgQsgdSpec(FedAvgSpec):
+    """FedAvg whose client uploads (model updates) are QSGD-quantized (the Fed-CHS paper's
+    baseline "FedAvg + QSGD")."""
+
+    kind: Literal["fedavg-qsgd"]
+    compression: Compression = QsgdSpec(kind="qsgd")
+
+
+class HierLocalQsgdSpec(HierFedAvgSpec):
+    """Hier-Local-QSGD (Liu et al. 2023): hierarchical FedAvg with QSGD-quantized uploads at both
+    tiers; the Fed-CHS paper's B.1 sets 5 local iterations and 20 edge aggregations per cloud
+    round."""
+
+    kind: Literal["hier-local-qsgd"]
+    local_steps: PositiveInt = 5
+    edge_rounds: PositiveInt = 20
+    compression: Compression = QsgdSpec(kind="qsgd")
+
+
+class ConstantLr(Section):
+    """eta_k = algorithm.lr."""
+
+    kind: Literal["constant"] = "constant"
+
+
+class InvSqrtLr(Section):
+    """eta_k = scale / (K sqrt(k + 1)), the Fed-CHS paper's experimental setting (scale 1)."""
+
+    kind: Literal["inv-sqrt"]
+    scale: PositiveFloat = 1.0
+
+
+class InvPowerLr(Section):
+    """eta_k = 1 / (L K^q), the Fed-CHS paper's second configuration (q >= 2 in its theory)."""
+
+    kind: Literal["inv-power"]
+    L: PositiveFloat = 1.0
+    q: float = Field(2.0, gt=0)
+
+
+LrSchedule = Annotated[ConstantLr | InvSqrtLr | InvPowerLr, Field(discriminator="kind")]
+
+
+class HandOverSpec(Section):
+    """What an edge server does when sending the model to the next one fails: try each candidate
+    ``attempts`` times; with ``fallback``, go on to the next candidate in the rule's order. When
+    every try fails, the model stays where it is for the next round."""
+
+    attempts: PositiveInt = 2
+    fallback: bool = True
+
+
+class FedChsSpec(AlgorithmSpec):
+    """Fed-CHS (Algorithm 1 of "Sequential FL in Hierarchical Architecture"): in round t only edge
+    server m(t) trains, with K local iterations of its clients in ``interactions`` (K) / E
+    exchanges (E = local_steps: 1 is the paper's gradient version), then hands the model to a
+    neighbour: least visited first, then most data.
+
+    rounds: T; interactions: K; schedule: eta_k over k = 0..K-1.
+    """
+
+    kind: Literal["fed-chs"]
+    rounds: PositiveInt = 400
+    local_steps: PositiveInt = 1
+    interactions: PositiveInt = 20
+    schedule: LrSchedule = ConstantLr()
+    handover: HandOverSpec = HandOverSpec()
+
+    @model_validator(mode="after")
+    def _blocks(self) -> FedChsSpec:
+        if self.interactions % self.local_steps:
+            raise ValueError(f"interactions (K={self.interactions}) must be a multiple of "
+                             f"local_steps (E={self.local_steps})")
+        return self
+
+
+class WrwgdSpec(AlgorithmSpec):
+    """Weighted random-walk gradient descent (Ayache and El Rouayheb 2019): the model walks a
+    random client graph of degree at most ``max_degree``; each visited client takes
+    ``local_steps`` SGD steps scaled by importance weights; the next client is drawn by
+    Metropolis-Hastings with stationary distribution proportional to the clients' estimated
+    Lipschitz constants (``weighting: lipschitz``) or uniform over nodes (``uniform``).
+
+    rounds: steps of the walk.
+    """
+
+    kind: Literal["wrwgd"]
+    rounds: PositiveInt = 2000
+    max_degree: int = Field(3, ge=2)
+    extra_edges: NonNegativeInt | None = Field(
+        None, description="edges added to the random spanning tree (default: clients / 2)")
+    weighting: Literal["lipschitz", "uniform"] = "lipschitz"
+
+
+Algorithm = Annotated[
+    FedAvgSpec | FedAvgQsgdSpec | HierFedAvgSpec | HierLocalQsgdSpec | FedChsSpec | WrwgdSpec,
+    Field(discriminator="kind"),
+]

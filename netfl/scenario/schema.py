@@ -16,6 +16,8 @@ from netfl.scenario.sections import (
 )
 from netfl.scenario.types import Section
 
+CLOUD_ALGORITHMS = ("fedavg", "fedavg-qsgd", "hier-fedavg", "hier-local-qsgd")
+
 
 class Scenario(Section):
     """A complete scenario. Build one with :func:`netfl.load_scenario` (file, dict, overrides)."""
@@ -47,8 +49,11 @@ class Scenario(Section):
                     f"algorithm.clients_per_round ({algo.clients_per_round}) exceeds "
                     f"world.clients ({self.world.clients})"
                 )
-        if algo.kind == "fedavg" and self.world.cloud == "none":
-            raise ValueError("fedavg needs a cloud: set world.cloud to 'all' or a list")
-        if algo.kind == "hier-fedavg" and self.world.cloud == "none":
-            raise ValueError("hier-fedavg aggregates at the cloud: set world.cloud")
+        if algo.kind in CLOUD_ALGORITHMS and self.world.cloud == "none":
+            raise ValueError(f"{algo.kind} aggregates at the cloud: set world.cloud to 'all' "
+                             f"or a list of edge servers")
+        if algo.kind == "fed-chs" and self.world.topology.kind == "star":
+            raise ValueError("fed-chs passes the model between neighbouring edge servers: give "
+                             "world.topology a ring, random or file graph (a star has no "
+                             "edge-edge links)")
         return self

@@ -42,7 +42,8 @@ class TransferStart(Record):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TransferEnd(Record):
     """A transfer delivered: ``path`` is the node sequence, ``wire_bytes`` counts every bit sent
-    on every hop, retransmissions included."""
+    on every hop, retransmissions included; ``raw_nbytes`` is the payload's size before
+    compression (equal to ``nbytes`` for uncompressed payloads)."""
 
     kind = "transfer_end"
     transfer_id: int
@@ -54,6 +55,7 @@ class TransferEnd(Record):
     duration_s: float
     wire_bytes: float
     retransmissions: int
+    raw_nbytes: float = -1.0
 
     @property
     def hops(self) -> int:

@@ -1,0 +1,113 @@
+"""Fed-CHS: sequential FL across edge servers (Algorithm 1 of "Sequential Federated Learning in
+Hierarchical Architecture", ../shared/seeds/000_8caa492600db5cc0.txt).
+
+    4: each ES m knows its clients N_m, its data D_A,m and its neighbours A_m; c = 0;
+       m(0) drawn at random; w^0_0 = w^0
+    5: for t = 0 .. T-1:
+    7:   for k = 0 .. K-1:                                     (K = interactions)
+    8:     ES m(t) broadcasts w^t_k to its clients
+    9-11:  every client n computes grad f(w^t_k, xi_{n,k}) on a fresh mini-batch and uploads it
+    13:    w^t_{k+1} = w^t_k - eta_k sum_n gamma_n grad f(w^t_k, xi_{n,k})        (eq. 5)
+    16:  m(t+1) <- the neighbour in A_m(t) least visited (min c), ties -> most data D_A
+    17:  w^{t+1}_0 = w^t_K is sent to ES m(t+1)
+    18:  c(m(t+1)) += 1
+
+gamma_n are data-size weights within the cluster, over the clients whose gradients arrived.
+The E variant of the paper's Fig. 2 (``local_steps`` E > 1): K / E exchanges per round, in each
+of which clients take E SGD steps from w^t_k (rate eta at the block's first k) and upload their
+model; the ES averages the models with the same gamma_n (for E = 1 that is exactly eq. 5).
+
+Deviations (docs/models/fed-chs.md): failures (clients whose exchange fails are left out of the
+sum; a failed hand-over is retried or passed to the next candidate, and when all fail the model
+stays at m(t), whose count c then grows); ties after D_A go to the lower ES index.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+from netfl.algorithms.aggregation import data_weights
+from netfl.algorithms.base import Algorithm
+from netfl.sim.trace import HandOver
+
+
+def rank_next(candidates: Sequence[str], visits: Mapping[str, int],
+              data: Mapping[str, float], order: Mapping[str, int]) -> list[str]:
+    """Candidates in the order Fed-CHS's two-step rule prefers them: least visited first, then
+    largest data, then lowest index. The first is m(t+1); the rest are fallbacks."""
+    return sorted(candidates, key=lambda m: (visits[m], -data[m], order[m]))
+
+
+def learning_rate(schedule, k: int, K: int, lr: float) -> float:
+    """eta_k of the configured schedule (constant, inv-sqrt, inv-power)."""
+    if schedule.kind == "constant":
+        return lr
+    if schedule.kind == "inv-sqrt":
+        return schedule.scale / (K * math.sqrt(k + 1))
+    if schedule.kind == "inv-power":
+        return 1.0 / (schedule.L * K ** schedule.q)
+    raise ValueError(f"unknown schedule {schedule.kind!r}")
+
+
+class FedCHS(Algorithm):
+    def run(self):
+        spec, world = self.spec, self.world
+        graph = world.edge_graph()
+        order = {m: i for i, m in enumerate(world.edge_servers)}
+        neighbours = {m: list(graph.neighbors(m)) for m in world.edge_servers}
+        data = {m: float(self.trainer.client_sizes[self.indices(world.clients_of(m))].sum())
+                for m in world.edge_servers}
+        visits = dict.fromkeys(world.edge_servers, 0)
+        rng = self.ctx.streams.get("sampling")
+        m = world.edge_servers[int(rng.integers(len(world.edge_servers)))]
+        w = self.trainer.init_params()
+        if self.evaluate(w, 0):
+            return
+        for t in range(1, spec.rounds + 1):
+            w = yield from self.train_cluster(m, w, t)
+            ranked = rank_next(neighbours[m], visits, data, order)
+            m = yield from self.hand_over(m, ranked, t)
+            visits[m] += 1
+            if self.end_round(t, w):
+                return
+
+    def train_cluster(self, es: str, w, t: int):
+        """Lines 7-14: K local iterations of ES ``es``'s cluster, in K / E exchanges."""
+        spec, clients = self.spec, self.world.clients_of(es)
+        steps = spec.local_steps
+        for block in range(spec.interactions // steps):
+            eta = learning_rate(spec.schedule, block * steps, spec.interactions, spec.lr)
+            if steps == 1:
+                arrived = yield from self.exchange(es, clients, t, 1)
+                if arrived:
+                    gamma = data_weights(self.trainer.client_sizes[self.indices(arrived)])
+                    yield from self.charge_aggregation(es, len(arrived), "edge", t)
+                    w = w - eta * self.aggregated_gradient(w, arrived, gamma)
+            else:
+                result = yield from self.train_round(es, clients, w, t, steps=steps, lr=eta)
+                if result.updates:
+                    w = yield from self.aggregate(es, result.updates, result.weights, "edge", t)
+        return w
+
+    def aggregated_gradient(self, w, clients: Sequence[str], gamma):
+        """sum_n gamma_n grad f(w, xi_n): one fused pass, or, with compression, each client's
+        gradient quantized before the sum (quantization is not linear)."""
+        indices, batch = self.indices(clients), self.spec.batch_size
+        if self.compressor.name == "none":
+            return self.trainer.weighted_gradient(w, indices, batch, gamma)
+        grads = self.trainer.gradients(w, indices, batch)
+        return sum(g_n * self.compressor.compress(g) for g, g_n in zip(grads, gamma, strict=True))
+
+    def hand_over(self, es: str, ranked: list[str], t: int):
+        """Lines 16-17: send the model to the best candidate; on failure retry, then (with
+        fallback) the next candidates. Returns the ES that holds the model now."""
+        handover = self.spec.handover
+        for candidate in ranked if handover.fallback else ranked[:1]:
+            for _ in range(handover.attempts):
+                ok = yield from self.send(es, candidate, self.trainer.payload_bytes)
+                self.ctx.trace.emit(HandOver(time_s=self.env.now, src=es, dst=candidate,
+                                             round=t, ok=ok))
+                if ok:
+                    return candidate
+        return es

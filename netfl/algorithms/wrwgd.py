@@ -1,0 +1,94 @@
+"""WRWGD: weighted random-walk gradient descent (Ayache and El Rouayheb 2019, "Random Walk
+Gradient Descent for Decentralized Learning on Graphs"), a Fed-CHS paper baseline.
+
+One model walks a client graph (random, connected, degree at most 3, as the Fed-CHS paper sets
+it). How this reads the paper (docs/models/fed-chs.md has the details):
+
+    pi_i  proportional to L_i, the smoothness (Lipschitz) constant of client i's loss
+          (uniform weighting: pi_i = 1 / N)
+    P_ij  = (1 / deg_i) min(1, (pi_j deg_i) / (pi_i deg_j))  for neighbours j   (Metropolis-
+    P_ii  = 1 - sum_j P_ij                                                     Hastings)
+    at each step t, at client i:  E local SGD steps with rate lr / (N pi_i)   (importance
+                                  weighting keeps the expected step unbiased)
+                                  then the model moves to j ~ P_i. (j = i: it stays.)
+
+L_i is estimated once at the start, at the initial model, by a finite difference of client i's
+gradient on a fixed set of its samples: ||g(w + delta) - g(w)|| / ||delta||. The graph is a
+logical overlay: a move from client i to j is a real transfer routed over the world's network.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import networkx as nx
+import numpy as np
+
+from netfl.algorithms.base import Algorithm
+from netfl.sim.trace import HandOver
+from netfl.world.edge import random_bounded_degree_graph
+
+
+def metropolis_hastings(graph: nx.Graph, weights: Mapping) -> dict:
+    """Per node: (candidates, probabilities) of the Metropolis-Hastings walk whose stationary
+    distribution is proportional to ``weights``, with uniform proposals over neighbours. The
+    node itself is the last candidate (the rejection mass)."""
+    moves = {}
+    for i in graph.nodes:
+        neighbours = list(graph.neighbors(i))
+        deg_i = len(neighbours)
+        probs = [min(1.0, weights[j] * deg_i / (weights[i] * graph.degree(j))) / deg_i
+                 for j in neighbours]
+        moves[i] = (neighbours + [i], np.array(probs + [max(0.0, 1.0 - sum(probs))]))
+    return moves
+
+
+class WRWGD(Algorithm):
+    def run(self):
+        spec, clients = self.spec, self.world.clients
+        n = len(clients)
+        extra = n // 2 if spec.extra_edges is None else spec.extra_edges
+        graph = random_bounded_degree_graph(n, spec.max_degree, extra,
+                                            self.ctx.streams.derive("world", 1))
+        w = self.trainer.init_params()
+        weights = (self.smoothness(w) if spec.weighting == "lipschitz" else np.ones(n))
+        pi = weights / weights.sum()
+        moves = metropolis_hastings(graph, dict(enumerate(weights)))
+        rng = self.ctx.streams.get("sampling")
+        here = int(rng.integers(n))
+        if self.evaluate(w, 0):
+            return
+        for t in range(1, spec.rounds + 1):
+            lr = spec.lr / (n * pi[here])
+            result = yield from self.train_here(clients[here], w, t, lr)
+            if result is not None:
+                w = result
+            candidates, probs = moves[here]
+            nxt = int(candidates[int(rng.choice(len(candidates), p=probs))])
+            if nxt != here:
+                ok = yield from self.send(clients[here], clients[nxt], self.trainer.payload_bytes)
+                self.ctx.trace.emit(HandOver(time_s=self.env.now, src=clients[here],
+                                             dst=clients[nxt], round=t, ok=ok))
+                here = nxt if ok else here
+            if self.end_round(t, w):
+                return
+
+    def train_here(self, client: str, w, t: int, lr: float):
+        """The visited client trains E steps on the model it holds (charged to its device);
+        None when it dropped out meanwhile (the model then waits ``idle_wait`` there)."""
+        steps = self.spec.local_steps
+        if not (yield from self.local_compute(client, t, steps)):
+            self.rounds_without_updates += 1
+            yield self.env.timeout(self.spec.idle_wait)
+            return None
+        return self.trainer.local_train(w, self.indices([client]), steps, lr,
+                                        self.spec.batch_size, momentum=self.spec.momentum,
+                                        weight_decay=self.spec.weight_decay)[0]
+
+    def smoothness(self, w) -> np.ndarray:
+        """L_i per client: finite-difference estimate at ``w`` (ones for the fake trainer)."""
+        if not hasattr(self.trainer, "smoothness"):
+            return np.ones(len(self.world.clients))
+        rng = self.ctx.streams.derive("sampling", 1)
+        return np.array([self.trainer.smoothness(w, i, rng)
+                         for i in range(len(self.world.clients))])

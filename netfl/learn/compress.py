@@ -1,0 +1,91 @@
+"""Compression of uploads: QSGD (Alistarh et al. 2017), and the bits each payload takes.
+
+QSGD with s levels quantizes each bucket v (``bucket_size`` consecutive coordinates; the whole
+vector when None) as
+
+    Q_s(v)_i = ||v||_2 * sign(v_i) * xi_i / s,
+    xi_i = l + 1 with probability |v_i| s / ||v|| - l, else l,   l = floor(|v_i| s / ||v||)
+
+which is unbiased: E[Q_s(v)] = v. Encoding (chosen here; the paper's Elias coding is
+value-dependent): per bucket one float32 norm, per coordinate one sign bit and ceil(log2(s + 1))
+bits for xi. So a payload's size is known before any value is sent:
+
+    bits = 32 * buckets + d * (1 + ceil(log2(s + 1)))
+
+The simulation only needs the dequantized vector (what the receiver reconstructs) and the bit
+count; the bit string itself is never built.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+FLOAT_BITS = 32
+
+
+class NoCompression:
+    """Float32 on the wire, values unchanged."""
+
+    name = "none"
+
+    def payload_bytes(self, num_params: int) -> float:
+        return num_params * FLOAT_BITS / 8
+
+    def compress(self, vector: torch.Tensor) -> torch.Tensor:
+        return vector
+
+
+class QSGD:
+    """QSGD with ``levels`` (s) and buckets of ``bucket_size`` coordinates; draws from its own
+    torch generator (seeded by the simulation), in call order."""
+
+    name = "qsgd"
+
+    def __init__(self, levels: int, bucket_size: int | None, seed: int):
+        if levels < 1:
+            raise ValueError("QSGD needs at least one level")
+        self.levels, self.bucket_size = levels, bucket_size
+        self._generator = torch.Generator().manual_seed(seed)
+
+    def payload_bytes(self, num_params: int) -> float:
+        return qsgd_bits(num_params, self.levels, self.bucket_size) / 8
+
+    def compress(self, vector):
+        """The receiver's reconstruction of ``vector``. The fake trainer's one-number "model" is
+        passed through unchanged (its declared size is still what goes on the wire)."""
+        if not isinstance(vector, torch.Tensor):
+            return vector
+        return qsgd_quantize(vector, self.levels, self.bucket_size, self._generator)
+
+
+def qsgd_bits(dimension: int, levels: int, bucket_size: int | None) -> int:
+    """Bits of one QSGD-encoded vector of ``dimension`` coordinates (see the module docstring)."""
+    buckets = 1 if bucket_size is None else math.ceil(dimension / bucket_size)
+    return FLOAT_BITS * buckets + dimension * (1 + math.ceil(math.log2(levels + 1)))
+
+
+def qsgd_quantize(vector: torch.Tensor, levels: int, bucket_size: int | None,
+                  generator: torch.Generator | None = None) -> torch.Tensor:
+    """The dequantized Q_s(vector): unbiased, with at most s + 1 magnitudes per bucket."""
+    flat = vector.reshape(-1)
+    size = flat.numel() if bucket_size is None else bucket_size
+    padded = torch.nn.functional.pad(flat, (0, (-flat.numel()) % size))
+    buckets = padded.view(-1, size)
+    norms = buckets.norm(dim=1, keepdim=True)
+    scaled = buckets.abs() / norms.clamp_min(torch.finfo(flat.dtype).tiny) * levels
+    lower = scaled.floor()
+    draws = torch.rand(scaled.shape, generator=generator, dtype=scaled.dtype).to(scaled.device)
+    xi = lower + (draws < scaled - lower).to(scaled.dtype)
+    quantized = norms * buckets.sign() * xi / levels
+    return quantized.reshape(-1)[: flat.numel()].view_as(vector)
+
+
+def make_compressor(spec, seed: int):
+    """The compressor of a scenario ``compression`` block (None or kind none: no compression)."""
+    if spec is None or spec.kind == "none":
+        return NoCompression()
+    if spec.kind == "qsgd":
+        return QSGD(spec.levels, spec.bucket_size, seed)
+    raise ValueError(f"unknown compression {spec.kind!r}")

@@ -1,0 +1,47 @@
+import math
+
+import pytest
+import torch
+
+from netfl.learn.compress import QSGD, NoCompression, qsgd_bits, qsgd_quantize
+
+
+def test_qsgd_is_unbiased():
+    gen = torch.Generator().manual_seed(0)
+    v = torch.randn(1000, generator=gen)
+    mean = torch.stack([qsgd_quantize(v, 4, 100, gen) for _ in range(4000)]).mean(0)
+    # each coordinate's estimate has std <= ||bucket|| / (s sqrt(n)); compare in aggregate
+    assert (mean - v).abs().max() < 0.1
+    assert (mean - v).norm() / v.norm() < 0.03
+
+
+def test_qsgd_values_are_on_the_level_grid():
+    gen = torch.Generator().manual_seed(1)
+    v = torch.randn(300, generator=gen)
+    q = qsgd_quantize(v, 8, None, gen)
+    levels = q.abs() / v.norm() * 8
+    torch.testing.assert_close(levels, levels.round(), atol=1e-5, rtol=0)
+    assert set(torch.sign(q[q != 0]).tolist()) <= {-1.0, 1.0}
+    assert (torch.sign(q[q != 0]) == torch.sign(v[q != 0])).all()
+
+
+def test_qsgd_keeps_zero_vectors_and_shape():
+    q = qsgd_quantize(torch.zeros(2, 3), 4, 2, torch.Generator().manual_seed(0))
+    assert q.shape == (2, 3) and torch.equal(q, torch.zeros(2, 3))
+
+
+@pytest.mark.parametrize(("d", "s", "bucket", "bits"), [
+    (1000, 16, 512, 32 * 2 + 1000 * (1 + 5)),
+    (1000, 1, None, 32 + 1000 * 2),
+    (10, 255, 4, 32 * 3 + 10 * (1 + 8)),
+])
+def test_qsgd_bit_count(d, s, bucket, bits):
+    assert qsgd_bits(d, s, bucket) == bits
+    assert QSGD(s, bucket, 0).payload_bytes(d) == bits / 8
+    assert bits == 32 * (1 if bucket is None else math.ceil(d / bucket)) + d * (
+        1 + math.ceil(math.log2(s + 1)))
+
+
+def test_no_compression_is_float32_and_identity():
+    v = torch.randn(5)
+    assert NoCompression().payload_bytes(5) == 20 and NoCompression().compress(v) is v
