@@ -109,10 +109,8 @@ class Simulation:
         self.env.run(until=until)
         if not process.triggered:
             self.stop_reason = "max_sim_time"
-        elif self.algorithm.reached_target and self.scenario.stop.at_target:
-            self.stop_reason = "target_accuracy"
         else:
-            self.stop_reason = "rounds"
+            self.stop_reason = self.algorithm.stopped_by or "rounds"
         self.host_time_s = time.perf_counter() - started
 
     def partition_table(self) -> pd.DataFrame:
@@ -144,6 +142,7 @@ class Simulation:
             "sim_time_s": self.env.now,
             "rounds": self.algorithm.rounds_done,
             "rounds_without_updates": self.algorithm.rounds_without_updates,
+            "local_steps": self.algorithm.local_steps_done,
             "final_accuracy": last.get("accuracy"),
             "final_loss": last.get("loss"),
             "best_accuracy": max((r["accuracy"] for r in rec.metrics), default=None),

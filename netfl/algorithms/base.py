@@ -29,7 +29,7 @@ from netfl.learn.compress import NoCompression, make_compressor
 from netfl.network.transfer import Network
 from netfl.scenario.sections import Stop
 from netfl.sim.clock import RandomStreams
-from netfl.sim.trace import Aggregate, Evaluation, TraceBus, TrainEnd, TrainStart
+from netfl.sim.trace import Aggregate, Evaluation, HandOver, TraceBus, TrainEnd, TrainStart
 from netfl.world.base import World
 
 
@@ -66,6 +66,8 @@ class Algorithm:
         self.reached_target = False
         self.rounds_done = 0
         self.rounds_without_updates = 0
+        self.local_steps_done = 0
+        self.stopped_by: str | None = None  # "target_accuracy" or "max_local_steps"
         self.compressor = make_compressor(getattr(spec, "compression", None),
                                           ctx.streams.seed_for("compression"))
         self.upload_bytes = self.compressor.payload_bytes(self.trainer.num_params)
@@ -143,7 +145,8 @@ class Algorithm:
                                                         self.spec.batch_size)
         duration = fleet.train_time_s(client, self.trainer.flops_per_sample, samples)
         started = self.env.now
-        self.ctx.trace.emit(TrainStart(time_s=started, node=client, round=round_,
+        self.local_steps_done += steps
+        self.ctx.trace.emit(TrainStart(time_s=started, node=client, round=round_, steps=steps,
                                        samples=samples, duration_s=duration))
         yield from fleet.run_job(client, duration)
         ok = not fleet.dropped_since(client, started)
@@ -173,14 +176,39 @@ class Algorithm:
         target = self.ctx.stop.target_accuracy
         if target is not None and accuracy >= target:
             self.reached_target = True
-        return self.reached_target and self.ctx.stop.at_target
+            if self.ctx.stop.at_target:
+                self.stopped_by = "target_accuracy"
+        return self.stopped_by is not None
 
     def end_round(self, round_: int, params) -> bool:
         """Book round ``round_`` as done and evaluate ``params`` when due (every ``eval_every``
-        rounds and after the last); returns True when the run should stop."""
+        rounds, after the last, and when the local-step budget is spent); returns True when the
+        run should stop."""
         self.rounds_done = round_
-        due = round_ % self.spec.eval_every == 0 or round_ == self.spec.rounds
-        return due and self.evaluate(params, round_)
+        budget = self.ctx.stop.max_local_steps
+        spent = budget is not None and self.local_steps_done >= budget
+        due = round_ % self.spec.eval_every == 0 or round_ == self.spec.rounds or spent
+        stop = due and self.evaluate(params, round_)
+        if spent and not stop:
+            self.stopped_by = "max_local_steps"
+        return stop or spent
+
+    def move_model(self, holder: str, candidates: Sequence[str], round_: int) -> Generator:
+        """Send the model from ``holder`` to the first candidate that receives it: each is tried
+        ``spec.handover.attempts`` times, the next ones only with ``fallback``. Every attempt is
+        a hand-over record. Returns the node that holds the model afterwards (``holder`` when
+        all failed)."""
+        handover = self.spec.handover
+        for candidate in candidates if handover.fallback else candidates[:1]:
+            if candidate == holder:
+                return holder
+            for _ in range(handover.attempts):
+                ok = yield from self.send(holder, candidate, self.trainer.payload_bytes)
+                self.ctx.trace.emit(HandOver(time_s=self.env.now, src=holder, dst=candidate,
+                                             round=round_, ok=ok))
+                if ok:
+                    return candidate
+        return holder
 
     def sample_clients(self, clients: Sequence[str], count: int | None) -> list[str]:
         """``count`` clients uniformly without replacement (sampling stream), in client order."""

@@ -29,7 +29,6 @@ from collections.abc import Mapping, Sequence
 
 from netfl.algorithms.aggregation import data_weights
 from netfl.algorithms.base import Algorithm
-from netfl.sim.trace import HandOver
 
 
 def rank_next(candidates: Sequence[str], visits: Mapping[str, int],
@@ -67,7 +66,7 @@ class FedCHS(Algorithm):
         for t in range(1, spec.rounds + 1):
             w = yield from self.train_cluster(m, w, t)
             ranked = rank_next(neighbours[m], visits, data, order)
-            m = yield from self.hand_over(m, ranked, t)
+            m = yield from self.move_model(m, ranked, t)
             visits[m] += 1
             if self.end_round(t, w):
                 return
@@ -99,15 +98,3 @@ class FedCHS(Algorithm):
         grads = self.trainer.gradients(w, indices, batch)
         return sum(g_n * self.compressor.compress(g) for g, g_n in zip(grads, gamma, strict=True))
 
-    def hand_over(self, es: str, ranked: list[str], t: int):
-        """Lines 16-17: send the model to the best candidate; on failure retry, then (with
-        fallback) the next candidates. Returns the ES that holds the model now."""
-        handover = self.spec.handover
-        for candidate in ranked if handover.fallback else ranked[:1]:
-            for _ in range(handover.attempts):
-                ok = yield from self.send(es, candidate, self.trainer.payload_bytes)
-                self.ctx.trace.emit(HandOver(time_s=self.env.now, src=es, dst=candidate,
-                                             round=t, ok=ok))
-                if ok:
-                    return candidate
-        return es

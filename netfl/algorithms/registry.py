@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from netfl.algorithms.base import Algorithm
+from netfl.algorithms.chfl import CHFL
 from netfl.algorithms.fed_chs import FedCHS
 from netfl.algorithms.fedavg import FedAvg
 from netfl.algorithms.hier_fedavg import HierFedAvg
+from netfl.algorithms.sfl import SFL
 from netfl.algorithms.wrwgd import WRWGD
 
 # A kind that differs from another only in its defaults (e.g. fedavg-qsgd: compression on)
@@ -17,6 +19,9 @@ ALGORITHMS: dict[str, type[Algorithm]] = {
     "hier-local-qsgd": HierFedAvg,
     "fed-chs": FedCHS,
     "wrwgd": WRWGD,
+    "chfl": CHFL,
+    "cfl": CHFL,
+    "sfl": SFL,
 }
 
 

@@ -175,7 +175,46 @@ class WrwgdSpec(AlgorithmSpec):
     weighting: Literal["lipschitz", "uniform"] = "lipschitz"
 
 
+class ChflSpec(AlgorithmSpec):
+    """Cyclic HFL (Algorithm 1 of "Convergence of Cyclic HFL"): each global round the model
+    travels through ``edges_per_round`` (S; all when null) edge servers in a random permutation
+    (``order: permutation``) or a fixed ring (``order: ring``); at each, ``edge_rounds`` (R)
+    rounds of ``clients_per_round`` (P; all when null) clients taking ``local_steps`` (K) steps,
+    averaged uniformly (``weighting: uniform``, the paper's 1/|N_i|) or by data size."""
+
+    kind: Literal["chfl"]
+    local_steps: PositiveInt = 2
+    edge_rounds: PositiveInt = 2
+    edges_per_round: PositiveInt | None = None
+    clients_per_round: PositiveInt | None = None
+    order: Literal["permutation", "ring"] = "permutation"
+    weighting: Literal["uniform", "data"] = "uniform"
+    handover: HandOverSpec = HandOverSpec()
+
+
+class CflSpec(ChflSpec):
+    """Cyclic FL (Cho et al. 2023) as CHFL's special case: one edge round per edge (R = 1),
+    groups (edge servers) visited in a fixed cyclic order."""
+
+    kind: Literal["cfl"]
+    edge_rounds: Literal[1] = 1
+    order: Literal["ring"] = "ring"
+
+
+class SflSpec(AlgorithmSpec):
+    """Sequential FL (Li and Lyu 2024): each round, ``clients_per_round`` clients (all when null)
+    in a random order (or a fixed ``ring``), each taking ``local_steps`` steps from the model the
+    previous one passed it."""
+
+    kind: Literal["sfl"]
+    local_steps: PositiveInt = 2
+    clients_per_round: PositiveInt | None = None
+    order: Literal["permutation", "ring"] = "permutation"
+    handover: HandOverSpec = HandOverSpec()
+
+
 Algorithm = Annotated[
-    FedAvgSpec | FedAvgQsgdSpec | HierFedAvgSpec | HierLocalQsgdSpec | FedChsSpec | WrwgdSpec,
+    FedAvgSpec | FedAvgQsgdSpec | HierFedAvgSpec | HierLocalQsgdSpec | FedChsSpec | WrwgdSpec
+    | ChflSpec | CflSpec | SflSpec,
     Field(discriminator="kind"),
 ]

@@ -52,6 +52,10 @@ class Scenario(Section):
         if algo.kind in CLOUD_ALGORITHMS and self.world.cloud == "none":
             raise ValueError(f"{algo.kind} aggregates at the cloud: set world.cloud to 'all' "
                              f"or a list of edge servers")
+        count = getattr(algo, "edges_per_round", None)
+        if count is not None and count > self.world.edge_servers:
+            raise ValueError(f"algorithm.edges_per_round ({count}) exceeds world.edge_servers "
+                             f"({self.world.edge_servers})")
         if algo.kind == "fed-chs" and self.world.topology.kind == "star":
             raise ValueError("fed-chs passes the model between neighbouring edge servers: give "
                              "world.topology a ring, random or file graph (a star has no "

@@ -452,11 +452,14 @@ Model = Annotated[MlpModel | LogisticModel | ArchitectureModel | FakeModel,
 
 
 class Stop(Section):
-    """Stop at the algorithm's last round, at ``max_sim_time``, or (with ``at_target``) when
-    test accuracy first reaches ``target_accuracy``, whichever comes first."""
+    """Stop at the algorithm's last round, at ``max_sim_time``, after ``max_local_steps`` local
+    SGD steps summed over all clients (a compute budget, checked at the end of each round), or
+    (with ``at_target``) when test accuracy first reaches ``target_accuracy``, whichever comes
+    first."""
 
     target_accuracy: Probability | None = None
     max_sim_time: PositiveDuration | None = None
+    max_local_steps: PositiveInt | None = None
     at_target: bool = True
 
 

@@ -84,6 +84,7 @@ class TrainStart(Record):
     kind = "train_start"
     node: str
     round: int
+    steps: int
     samples: int
     duration_s: float
 

@@ -1,0 +1,42 @@
+"""Sequential FL (Li and Lyu 2024, as the CHFL paper uses it): clients in a random order, each
+taking K local steps from the model the previous client passed it.
+
+    initialize x_0
+    for each round t = 0 .. T-1:
+        pi <- a random permutation of P sampled clients          (order: ring keeps c0..)
+        for client j in pi:                       (receives x from the previous client, the
+                                                   last of round t-1 for the first of round t)
+            x <- x after K local SGD steps on client j's data
+            pass x to the next client
+
+A pass is a real client -> client transfer over the world's network (through their edge
+servers). With one client per edge server and R = 1, CHFL performs the same updates (tested).
+"""
+
+from __future__ import annotations
+
+from netfl.algorithms.base import Algorithm
+from netfl.algorithms.chfl import visiting_order
+
+
+class SFL(Algorithm):
+    def run(self):
+        spec, clients = self.spec, self.world.clients
+        rng = self.ctx.streams.get("sampling")
+        x = self.trainer.init_params()
+        holder: str | None = None
+        if self.evaluate(x, 0):
+            return
+        for t in range(1, spec.rounds + 1):
+            for client in visiting_order(clients, spec.clients_per_round, spec.order, rng):
+                if holder is not None and holder != client:
+                    holder = yield from self.move_model(holder, [client], t)
+                    if holder != client:
+                        continue
+                holder = client
+                if (yield from self.local_compute(client, t, spec.local_steps)):
+                    x = self.trainer.local_train(
+                        x, self.indices([client]), spec.local_steps, spec.lr, spec.batch_size,
+                        momentum=spec.momentum, weight_decay=spec.weight_decay)[0]
+            if self.end_round(t, x):
+                return

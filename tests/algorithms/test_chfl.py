@@ -1,0 +1,103 @@
+"""CHFL and its family: orders, partial participation, and the special cases."""
+
+import copy
+
+import numpy as np
+import pytest
+
+import netfl
+from netfl.algorithms.chfl import visiting_order
+
+EDGES = [f"e{i}" for i in range(6)]
+
+
+def test_ring_order_is_fixed_and_permutations_vary():
+    rng = np.random.default_rng(0)
+    assert visiting_order(EDGES, None, "ring", rng) == EDGES
+    assert visiting_order(EDGES, 3, "ring", rng) == EDGES[:3]
+    orders = [visiting_order(EDGES, None, "permutation", rng) for _ in range(20)]
+    assert all(sorted(o) == EDGES for o in orders)
+    assert len({tuple(o) for o in orders}) > 10
+
+
+def test_partial_edges_are_sampled_without_replacement():
+    rng = np.random.default_rng(1)
+    picks = [visiting_order(EDGES, 2, "permutation", rng) for _ in range(3000)]
+    assert all(len(set(p)) == 2 for p in picks)
+    counts = np.unique(np.concatenate(picks), return_counts=True)[1]
+    assert counts.min() > 0.9 * 1000 and counts.max() < 1.1 * 1000  # each edge 2/6 of rounds
+
+
+def chfl(tiny, **algorithm):
+    tiny["world"] = {"kind": "edge", "clients": 12, "edge_servers": 4,
+                     "topology": {"kind": "ring"}, "cloud": "none"}
+    tiny["model"] = {"kind": "mlp", "hidden": [16]}
+    tiny["algorithm"] = {"kind": "chfl", "rounds": 3, "lr": 0.1, "batch_size": 16, **algorithm}
+    return tiny
+
+
+def events_of(scenario):
+    return netfl.run(scenario, overrides=["output.trace=true"], write=False).events
+
+
+def test_partial_participation_counts(tiny):
+    events = events_of(chfl(tiny, edges_per_round=2, clients_per_round=2, edge_rounds=3))
+    trained = events[events["kind"] == "train_start"]
+    assert trained.groupby("round").size().tolist() == [2 * 3 * 2] * 3  # S x R x P per round
+    aggregates = events[(events["kind"] == "aggregate") & (events["level"] == "edge")]
+    assert aggregates.groupby("round")["node"].nunique().tolist() == [2, 2, 2]
+    assert (trained["steps"] == 2).all()  # K
+
+
+def test_the_model_travels_the_ring_in_order(tiny):
+    events = events_of(chfl(tiny, order="ring", edge_rounds=1))
+    moves = events[events["kind"] == "hand_over"]
+    hops = list(zip(moves["src"], moves["dst"], strict=True))
+    assert hops[:4] == [("e0", "e1"), ("e1", "e2"), ("e2", "e3"), ("e3", "e0")]
+    assert moves["ok"].all()
+
+
+def test_hops_between_non_adjacent_edges_are_routed(tiny):
+    scenario = chfl(tiny, order="ring", edge_rounds=1)
+    scenario["world"].update(topology={"kind": "star"}, cloud="all")  # edges meet at the cloud
+    s = netfl.run(scenario, write=False).summary
+    assert s["bytes_by_tag"]["edge->edge"] > 0
+    assert s["bytes_by_link"]["cloud-e0"] > 0  # e3 -> e0 and e0 -> e1 went through the cloud
+
+
+def metrics(scenario):
+    m = netfl.run(scenario, write=False).metrics
+    return m[["round", "accuracy", "loss"]].to_numpy()
+
+
+def test_chfl_with_one_edge_round_on_a_ring_is_cfl(tiny):
+    a = metrics(chfl(copy.deepcopy(tiny), edge_rounds=1, order="ring"))
+    b = metrics(chfl(copy.deepcopy(tiny), kind="cfl"))
+    np.testing.assert_array_equal(a, b)
+
+
+def test_chfl_with_one_client_per_edge_and_one_edge_round_is_sfl(tiny):
+    scenario = chfl(tiny, edge_rounds=1)
+    scenario["world"] = {"kind": "edge", "clients": 6, "edge_servers": 6,
+                         "topology": {"kind": "ring"}, "cloud": "none"}
+    sfl = copy.deepcopy(scenario)
+    sfl["algorithm"] = {k: v for k, v in sfl["algorithm"].items() if k != "edge_rounds"}
+    sfl["algorithm"]["kind"] = "sfl"
+    np.testing.assert_array_equal(metrics(scenario), metrics(sfl))
+
+
+def test_cfl_refuses_other_edge_rounds(tiny):
+    with pytest.raises(netfl.ScenarioError, match="edge_rounds"):
+        netfl.load_scenario(chfl(tiny, kind="cfl", edge_rounds=2))
+
+
+def test_the_local_step_budget_stops_every_algorithm_alike(tiny):
+    for kind in ("chfl", "sfl", "fedavg", "hier-fedavg"):
+        scenario = chfl(copy.deepcopy(tiny), kind=kind, rounds=1000)
+        scenario["world"]["cloud"] = "all"
+        if kind in ("sfl", "fedavg", "hier-fedavg"):
+            scenario["algorithm"].pop("edge_rounds", None)
+        scenario["stop"] = {"max_local_steps": 240}
+        s = netfl.run(scenario, write=False).summary
+        assert s["stop_reason"] == "max_local_steps", kind
+        assert 240 <= s["local_steps"] < 240 + 12 * 2 * 2 * 4, kind  # at most one round over
