@@ -59,6 +59,8 @@ class RoundResult:
 class Algorithm:
     """Base class. Subclasses set ``spec`` fields in the scenario schema and write ``run()``."""
 
+    MESSAGE_FACTOR = 1
+
     def __init__(self, ctx: Context, spec):
         self.ctx, self.spec = ctx, spec
         self.env, self.world, self.trainer = ctx.env, ctx.world, ctx.trainer
@@ -70,7 +72,11 @@ class Algorithm:
         self.stopped_by: str | None = None  # "target_accuracy" or "max_local_steps"
         self.compressor = make_compressor(getattr(spec, "compression", None),
                                           ctx.streams.seed_for("compression"))
-        self.upload_bytes = self.compressor.payload_bytes(self.trainer.num_params)
+        # A message carries MESSAGE_FACTOR vectors of the model's size (2 where momentum travels
+        # with the model); downloads are float32, uploads compressed as the scenario says.
+        self.download_bytes = self.trainer.payload_bytes * self.MESSAGE_FACTOR
+        self.upload_bytes = (self.compressor.payload_bytes(self.trainer.num_params)
+                             * self.MESSAGE_FACTOR)
 
     def run(self) -> Generator:
         raise NotImplementedError
@@ -89,7 +95,7 @@ class Algorithm:
 
     def send_up(self, src: str, dst: str) -> Generator:
         """Send a model or update upwards: compressed by ``compression``, counted both ways."""
-        return (yield from self.send(src, dst, self.upload_bytes, self.trainer.payload_bytes))
+        return (yield from self.send(src, dst, self.upload_bytes, self.download_bytes))
 
     def exchange(self, server: str, clients: Sequence[str], round_: int, steps: int) -> Generator:
         """Clients download the model from ``server``, compute for ``steps`` local steps and
@@ -120,10 +126,13 @@ class Algorithm:
         return RoundResult(arrived, updates, data_weights(self.trainer.client_sizes[indices]))
 
     def compressed_towards(self, model, reference):
-        """What the receiver reconstructs of ``model`` sent as a compressed update from
-        ``reference``: reference + C(model - reference) (model itself without compression)."""
+        """What the receiver reconstructs of ``model`` sent compressed: reference +
+        C(model - reference) for update compressors (QSGD), C(model) for model compressors
+        (int8), the model itself without compression."""
         if isinstance(self.compressor, NoCompression):
             return model
+        if self.compressor.applies_to == "model":
+            return self.compressor.compress(model)
         return reference + self.compressor.compress(model - reference)
 
     def indices(self, clients: Sequence[str]) -> list[int]:
@@ -131,7 +140,7 @@ class Algorithm:
 
     def _client_job(self, server: str, client: str, round_: int, steps: int) -> Generator:
         """Download, train, upload for one client; returns whether the upload arrived."""
-        if not (yield from self.send(server, client, self.trainer.payload_bytes)):
+        if not (yield from self.send(server, client, self.download_bytes)):
             return False
         if not (yield from self.local_compute(client, round_, steps)):
             return False
@@ -203,7 +212,7 @@ class Algorithm:
             if candidate == holder:
                 return holder
             for _ in range(handover.attempts):
-                ok = yield from self.send(holder, candidate, self.trainer.payload_bytes)
+                ok = yield from self.send(holder, candidate, self.download_bytes)
                 self.ctx.trace.emit(HandOver(time_s=self.env.now, src=holder, dst=candidate,
                                              round=round_, ok=ok))
                 if ok:

@@ -44,8 +44,8 @@ class HierFedAvg(Algorithm):
         D_l counts the data of the clients that contributed at least once this cloud round; an
         edge none of whose clients contributed sits the round out (it has nothing new to send).
         """
-        cloud, payload = self.world.cloud, self.trainer.payload_bytes
-        if not (yield from self.send(cloud, edge_server, payload)):
+        cloud = self.world.cloud
+        if not (yield from self.send(cloud, edge_server, self.download_bytes)):
             return None
         clients = self.world.clients_of(edge_server)
         w_edge, contributors = w, set()

@@ -6,7 +6,9 @@ from netfl.algorithms.base import Algorithm
 from netfl.algorithms.chfl import CHFL
 from netfl.algorithms.fed_chs import FedCHS
 from netfl.algorithms.fedavg import FedAvg
+from netfl.algorithms.hfl_pwp import HflPwp, HierMo
 from netfl.algorithms.hier_fedavg import HierFedAvg
+from netfl.algorithms.mll_sgd import MllSgd
 from netfl.algorithms.sfl import SFL
 from netfl.algorithms.wrwgd import WRWGD
 
@@ -22,6 +24,9 @@ ALGORITHMS: dict[str, type[Algorithm]] = {
     "chfl": CHFL,
     "cfl": CHFL,
     "sfl": SFL,
+    "hfl-pwp": HflPwp,
+    "hier-mo": HierMo,
+    "mll-sgd": MllSgd,
 }
 
 

@@ -66,7 +66,7 @@ class WRWGD(Algorithm):
             candidates, probs = moves[here]
             nxt = int(candidates[int(rng.choice(len(candidates), p=probs))])
             if nxt != here:
-                ok = yield from self.send(clients[here], clients[nxt], self.trainer.payload_bytes)
+                ok = yield from self.send(clients[here], clients[nxt], self.download_bytes)
                 self.ctx.trace.emit(HandOver(time_s=self.env.now, src=clients[here],
                                              dst=clients[nxt], round=t, ok=ok))
                 here = nxt if ok else here

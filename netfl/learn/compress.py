@@ -1,4 +1,5 @@
-"""Compression of uploads: QSGD (Alistarh et al. 2017), and the bits each payload takes.
+"""Compression of uploads: QSGD (Alistarh et al. 2017), int8 weights, and the bits each
+payload takes.
 
 QSGD with s levels quantizes each bucket v (``bucket_size`` consecutive coordinates; the whole
 vector when None) as
@@ -29,6 +30,7 @@ class NoCompression:
     """Float32 on the wire, values unchanged."""
 
     name = "none"
+    applies_to = "update"
 
     def payload_bytes(self, num_params: int) -> float:
         return num_params * FLOAT_BITS / 8
@@ -42,6 +44,7 @@ class QSGD:
     torch generator (seeded by the simulation), in call order."""
 
     name = "qsgd"
+    applies_to = "update"  # senders quantize their update against the model they received
 
     def __init__(self, levels: int, bucket_size: int | None, seed: int):
         if levels < 1:
@@ -82,10 +85,44 @@ def qsgd_quantize(vector: torch.Tensor, levels: int, bucket_size: int | None,
     return quantized.reshape(-1)[: flat.numel()].view_as(vector)
 
 
+class Int8:
+    """Weights as int8 with one float32 scale per bucket (max |v| / 127), rounded to nearest:
+    what the HFL-PWP paper does to Hier-Local-QSGD's models ("converting the weights from fp32
+    into int8"). Applied to the model itself, not to an update."""
+
+    name = "int8"
+    applies_to = "model"
+
+    def __init__(self, bucket_size: int | None):
+        self.bucket_size = bucket_size
+
+    def payload_bytes(self, num_params: int) -> float:
+        buckets = 1 if self.bucket_size is None else math.ceil(num_params / self.bucket_size)
+        return (FLOAT_BITS * buckets + 8 * num_params) / 8
+
+    def compress(self, vector):
+        if not isinstance(vector, torch.Tensor):
+            return vector
+        return int8_quantize(vector, self.bucket_size)
+
+
+def int8_quantize(vector: torch.Tensor, bucket_size: int | None) -> torch.Tensor:
+    """The dequantized int8 version of ``vector``: per bucket, round(v / s) * s, s = max|v|/127."""
+    flat = vector.reshape(-1)
+    size = flat.numel() if bucket_size is None else bucket_size
+    buckets = torch.nn.functional.pad(flat, (0, (-flat.numel()) % size)).view(-1, size)
+    scale = buckets.abs().amax(dim=1, keepdim=True) / 127
+    safe = scale.clamp_min(torch.finfo(flat.dtype).tiny)
+    quantized = (buckets / safe).round().clamp(-127, 127) * scale
+    return quantized.reshape(-1)[: flat.numel()].view_as(vector)
+
+
 def make_compressor(spec, seed: int):
     """The compressor of a scenario ``compression`` block (None or kind none: no compression)."""
     if spec is None or spec.kind == "none":
         return NoCompression()
     if spec.kind == "qsgd":
         return QSGD(spec.levels, spec.bucket_size, seed)
+    if spec.kind == "int8":
+        return Int8(spec.bucket_size)
     raise ValueError(f"unknown compression {spec.kind!r}")

@@ -44,8 +44,12 @@ class FakeTrainer(ClientData):
         return np.zeros(1)
 
     def local_train(self, params: np.ndarray, clients: Sequence[int], steps: int, lr,
-                    batch_size: int, **_options) -> list[np.ndarray]:
-        """Progress per client (optimizer options such as momentum do not change the curve)."""
+                    batch_size: int, return_buffers: bool = False, **_options):
+        """Progress per client (optimizer options such as momentum do not change the curve;
+        momentum buffers, where asked for, are zeros)."""
+        if return_buffers:
+            thetas = self.local_train(params, clients, steps, lr, batch_size)
+            return thetas, [np.zeros_like(params) for _ in thetas]
         out = []
         for client in clients:
             noise = 1.0 + 0.2 * self.client_rng(client).standard_normal()

@@ -19,6 +19,8 @@ Two-level, for HFL (``groups`` are the clients of each edge server):
 * edge-iid-dirichlet(alpha): the data is split iid over edges (in proportion to their client
   counts), then each edge's share is split over its clients by dirichlet(alpha): iid across
   edges, non-iid inside each (Fed-CHS's "partial data heterogeneity", its Fig. 4).
+* per-edge: split iid over edges likewise, then each edge's share by its own single-level
+  scheme (HFL-PWP's Table 5: one group iid, the other non-iid).
 
 Client sizes for iid and dirichlet: equal (all the data, split evenly) or drawn from a normal
 distribution clipped to [min, max] (Group-FEL: 20 to 200 per client).
@@ -195,18 +197,50 @@ def partition_edge_labels(labels: np.ndarray, groups: list[list[int]], num_class
     return _assemble(groups, per_group, labels, num_classes)
 
 
+def _edge_pools(n_samples: int, groups: list[list[int]],
+                rng: np.random.Generator) -> list[np.ndarray]:
+    """The data split iid over edges, each share proportional to its client count."""
+    n_clients = sum(len(g) for g in groups)
+    edge_sizes = [n_samples * len(g) // n_clients for g in groups]
+    cuts = np.cumsum(edge_sizes)[:-1]
+    return np.split(rng.permutation(n_samples)[: sum(edge_sizes)], cuts)
+
+
+def _split_pool(spec, pool: np.ndarray, n_clients: int, labels: np.ndarray, num_classes: int,
+                rng: np.random.Generator) -> list[np.ndarray]:
+    """Split one edge's pool over its clients by a single-level scheme (iid, dirichlet,
+    labels)."""
+    if spec.kind == "labels":
+        label_set = np.unique(labels[pool])
+        held = deal_labels(n_clients, spec.per_client, label_set, rng)
+        return split_by_labels(pool, labels, held, rng)
+    sizes = client_sizes(spec.sizes, len(pool), n_clients, rng)
+    if spec.kind == "iid":
+        order = rng.permutation(pool)
+        return np.split(order[: int(sizes.sum())], np.cumsum(sizes)[:-1])
+    if spec.kind == "dirichlet":
+        return partition_dirichlet(labels, sizes, num_classes, spec.alpha, rng,
+                                   indices=pool).client_indices
+    raise ValueError(f"{spec.kind!r} cannot split one edge's share")
+
+
 def partition_edge_iid_dirichlet(labels: np.ndarray, groups: list[list[int]], num_classes: int,
                                  alpha: float, rng: np.random.Generator) -> Partition:
     """iid over edges (shares proportional to client counts), dirichlet(alpha) inside each."""
-    n_clients = sum(len(g) for g in groups)
-    edge_sizes = [len(labels) * len(g) // n_clients for g in groups]
-    cuts = np.cumsum(edge_sizes)[:-1]
-    edge_pools = np.split(rng.permutation(len(labels))[: sum(edge_sizes)], cuts)
     per_group = []
-    for members, pool in zip(groups, edge_pools, strict=True):
+    for members, pool in zip(groups, _edge_pools(len(labels), groups, rng), strict=True):
         sizes = equal_sizes(len(pool), len(members))
         inner = partition_dirichlet(labels, sizes, num_classes, alpha, rng, indices=pool)
         per_group.append(inner.client_indices)
+    return _assemble(groups, per_group, labels, num_classes)
+
+
+def partition_per_edge(labels: np.ndarray, groups: list[list[int]], num_classes: int,
+                       specs: list, rng: np.random.Generator) -> Partition:
+    """iid over edges, then edge i's share split by its own scheme ``specs[i]``."""
+    per_group = [_split_pool(spec, pool, len(members), labels, num_classes, rng)
+                 for members, pool, spec in zip(groups, _edge_pools(len(labels), groups, rng),
+                                                specs, strict=True)]
     return _assemble(groups, per_group, labels, num_classes)
 
 
@@ -244,6 +278,8 @@ def make_partition(spec, labels: np.ndarray, num_classes: int, groups: list[list
                                      spec.per_client, rng)
     if kind == "edge-iid-dirichlet":
         return partition_edge_iid_dirichlet(labels, groups, num_classes, spec.alpha, rng)
+    if kind == "per-edge":
+        return partition_per_edge(labels, groups, num_classes, spec.edges, rng)
     if kind == "natural":
         if natural is None or len(natural) != n_clients:
             raise ValueError("this data set has no natural split over these clients")

@@ -164,33 +164,40 @@ class TorchTrainer(ClientData):
     def local_train(self, params: torch.Tensor, clients: Sequence[int], steps: int,
                     lr: float | Sequence[float], batch_size: int, *, momentum: float = 0.0,
                     weight_decay: float = 0.0, prox_mu: float = 0.0,
-                    corrections: Sequence[torch.Tensor] | None = None) -> list[torch.Tensor]:
+                    corrections: Sequence[torch.Tensor] | None = None,
+                    initial_buffers: Sequence[torch.Tensor] | None = None,
+                    return_buffers: bool = False):
         """``steps`` SGD steps from ``params`` for each client; one vector per client, in order.
 
         lr: one rate, or one per client. corrections: one vector per client added to every
-        gradient (SCAFFOLD's c - c_i). ``params`` is never modified.
+        gradient (SCAFFOLD's c - c_i). initial_buffers: one momentum buffer per client to start
+        from (zeros otherwise); with ``return_buffers`` the result is (parameters, buffers), the
+        buffers after the last step (for algorithms that aggregate momentum, such as HierMo).
+        ``params`` is never modified.
         """
         clients = list(clients)
         rates = np.broadcast_to(np.asarray(lr, dtype=np.float64), (len(clients),))
         options = dict(momentum=momentum, weight_decay=weight_decay, prox_mu=prox_mu)
-        results: list[torch.Tensor | None] = [None] * len(clients)
+        extras = [(None if corrections is None else corrections[i],
+                   None if initial_buffers is None else initial_buffers[i])
+                  for i in range(len(clients))]
         if self.path == "loop":
-            return self._train_loop(params, clients, steps, rates, batch_size, corrections,
-                                    options)
-        by_batch: dict[int, list[int]] = {}
-        for i, client in enumerate(clients):
-            by_batch.setdefault(self.samples_per_step(client, batch_size), []).append(i)
-        for positions in by_batch.values():
-            group = [clients[i] for i in positions]
-            corr = (torch.stack([corrections[i] for i in positions])
-                    if corrections is not None else None)
-            trained = self._train_stacked(params, group, steps, rates[positions], batch_size,
-                                          corr, options)
-            for position, theta in zip(positions, trained, strict=True):
-                results[position] = theta
-        return results
+            pairs = self._train_loop(params, clients, steps, rates, batch_size, extras, options)
+        else:
+            pairs = [None] * len(clients)
+            by_batch: dict[int, list[int]] = {}
+            for i, client in enumerate(clients):
+                by_batch.setdefault(self.samples_per_step(client, batch_size), []).append(i)
+            for positions in by_batch.values():
+                trained = self._train_stacked(params, [clients[i] for i in positions], steps,
+                                              rates[positions], batch_size,
+                                              [extras[i] for i in positions], options)
+                for position, pair in zip(positions, trained, strict=True):
+                    pairs[position] = pair
+        thetas = [theta for theta, _ in pairs]
+        return (thetas, [buffer for _, buffer in pairs]) if return_buffers else thetas
 
-    def _train_loop(self, params, clients, steps, rates, batch_size, corrections, options):
+    def _train_loop(self, params, clients, steps, rates, batch_size, extras, options):
         """Clients one after another on each of ``workers`` threads, each thread with its own
         model replica and torch running single-threaded: on a 2-core CPU, two single-threaded
         workers train small CNNs 1.1-1.5x faster than one worker with two threads. Each
@@ -201,10 +208,9 @@ class TorchTrainer(ClientData):
         workers = min(self.max_workers, len(clients))
         chunks = [c for c in np.array_split(np.arange(len(clients)), workers) if len(c)]
 
-        def train(replica: FlatModel, positions) -> list[torch.Tensor]:
+        def train(replica: FlatModel, positions) -> list:
             return [self._train_one(replica, params, clients[i], steps, float(rates[i]),
-                                    batch_size, None if corrections is None else corrections[i],
-                                    options)
+                                    batch_size, extras[i], options)
                     for i in positions]
 
         with _single_threaded_torch():
@@ -219,12 +225,20 @@ class TorchTrainer(ClientData):
                 futures = [self._pool.submit(train, replica, chunk)
                            for replica, chunk in zip(self._replicas, chunks, strict=False)]
                 parts = [f.result() for f in futures]
-        return [theta for part in parts for theta in part]
+        return [pair for part in parts for pair in part]
 
-    def _train_one(self, replica, params, client, steps, lr, batch_size, correction, options):
+    @staticmethod
+    def _momentum_buffer(like: torch.Tensor, initial, momentum: float):
+        if not momentum:
+            return None
+        return torch.zeros_like(like) if initial is None else initial.detach().clone()
+
+    def _train_one(self, replica, params, client, steps, lr, batch_size, extra, options):
+        correction, initial = extra
         theta = params.clone()
+        buffer = self._momentum_buffer(theta, initial, options["momentum"])
         views, anchor = replica.views(theta), replica.views(params)
-        buffers = [torch.zeros_like(v) for v in views] if options["momentum"] else None
+        buffers = replica.views(buffer) if buffer is not None else None
         corr = replica.views(correction) if correction is not None else None
         for _ in range(steps):
             x, y = self._batch([client], batch_size)
@@ -232,9 +246,9 @@ class TorchTrainer(ClientData):
             with torch.no_grad():
                 sgd_step_(views, grads, lr, buffers=buffers, anchor=anchor, correction=corr,
                           **options)
-        return theta
+        return theta, buffer
 
-    def _train_stacked(self, params, clients, steps, rates, batch_size, corrections, options):
+    def _train_stacked(self, params, clients, steps, rates, batch_size, extras, options):
         """vmap over clients: parameters stay a dict of stacked tensors (views of one (B, P)
         block) because differentiating with respect to slices of a flat vector costs a
         zero-filled (B, P) tensor per parameter tensor (5x slower for the Fed-CHS MLP)."""
@@ -242,15 +256,23 @@ class TorchTrainer(ClientData):
         views, anchor = self._main.views(theta), self._main.views(params)
         lr = (float(rates[0]) if np.all(rates == rates[0])
               else torch.as_tensor(rates, dtype=params.dtype, device=self.device))
-        buffers = [torch.zeros_like(v) for v in views] if options["momentum"] else None
-        corr = self._main.views(corrections) if corrections is not None else None
+        buffer = None
+        if options["momentum"]:
+            buffer = torch.stack([self._momentum_buffer(params, initial, options["momentum"])
+                                  for _, initial in extras])
+        buffers = self._main.views(buffer) if buffer is not None else None
+        corr = None
+        if extras[0][0] is not None:
+            corr = self._main.views(torch.stack([correction for correction, _ in extras]))
         for _ in range(steps):
             x, y = self._batch(clients, batch_size)
             grads = self._batched_grad(dict(zip(self._names, views, strict=True)), x, y)
             with torch.no_grad():
                 sgd_step_(views, [grads[n] for n in self._names], lr, buffers=buffers,
                           anchor=anchor, correction=corr, **options)
-        return list(theta.unbind(0))
+        thetas = list(theta.unbind(0))
+        return list(zip(thetas, [None] * len(thetas) if buffer is None else list(buffer.unbind(0)),
+                        strict=True))
 
     # -------------------------------------------------------------------- gradients
 

@@ -33,7 +33,15 @@ class QsgdSpec(Section):
     bucket_size: PositiveInt | None = 512
 
 
-Compression = Annotated[NoCompressionSpec | QsgdSpec, Field(discriminator="kind")]
+class Int8Spec(Section):
+    """Models sent as int8 with a float32 scale per bucket of ``bucket_size`` (HFL-PWP's
+    Hier-Local-QSGD: "converting the weights from fp32 into int8")."""
+
+    kind: Literal["int8"]
+    bucket_size: PositiveInt | None = 512
+
+
+Compression = Annotated[NoCompressionSpec | QsgdSpec | Int8Spec, Field(discriminator="kind")]
 
 
 class AlgorithmSpec(Section):
@@ -213,8 +221,62 @@ class SflSpec(AlgorithmSpec):
     handover: HandOverSpec = HandOverSpec()
 
 
+class HflPwpSpec(AlgorithmSpec):
+    """HFL with partial worker participation and three-sided learning rates (Algorithm 1 of
+    "HFL with Partial Worker Participation"): each master round, every cluster i runs
+    omega_i = G / I_i cluster rounds; in each, n_i sampled workers take I_i SGD steps at rate
+    ``lr`` (eta) and the cluster moves by eta_c times their mean update; the master moves by
+    eta_g times the clusters' updates weighted by m_i / m.
+
+    rounds: T master rounds; master_period: G; local_steps: I (all clusters) or
+    cluster_periods: I_i per cluster; clients_per_round: n (all clusters; all workers when
+    null) or sample_sizes: n_i per cluster; sampling: strategy 1 (with replacement) or
+    strategy 2 (without).
+    """
+
+    kind: Literal["hfl-pwp"]
+    local_steps: PositiveInt = 10
+    master_period: PositiveInt = 100
+    cluster_periods: list[PositiveInt] | None = None
+    eta_c: PositiveFloat = 1.0
+    eta_g: PositiveFloat = 1.0
+    clients_per_round: PositiveInt | None = None
+    sample_sizes: list[PositiveInt] | None = None
+    sampling: Literal["with-replacement", "without-replacement"] = "without-replacement"
+
+    def periods(self, clusters: int) -> list[int]:
+        """I_i of each of ``clusters`` clusters."""
+        return list(self.cluster_periods) if self.cluster_periods else [self.local_steps] * clusters
+
+    @model_validator(mode="after")
+    def _periods_divide_g(self) -> HflPwpSpec:
+        for period in self.cluster_periods or [self.local_steps]:
+            if self.master_period % period:
+                raise ValueError(f"master_period (G={self.master_period}) must be a common "
+                                 f"multiple of the cluster periods; {period} does not divide it")
+        return self
+
+
+class HierMoSpec(HflPwpSpec):
+    """HierMo (Yang et al. 2023) in the HFL-PWP setting: workers train with heavy-ball momentum
+    (``momentum``) and their momentum buffers are averaged with the models at the cluster and at
+    the master and sent back with them, so every message carries twice the bytes."""
+
+    kind: Literal["hier-mo"]
+    momentum: float = Field(0.9, gt=0, lt=1)
+
+
+class MllSgdSpec(HflPwpSpec):
+    """MLL-SGD (Castiglia et al. 2020): clusters as in HFL-PWP (eta_c = 1), but no master: every
+    G local iterations each hub averages its model with its neighbours' on a peer-to-peer hub
+    graph, ``complete`` (every hub) or ``ring`` (hubs in index order), with Metropolis weights."""
+
+    kind: Literal["mll-sgd"]
+    hub_graph: Literal["complete", "ring"] = "complete"
+
+
 Algorithm = Annotated[
     FedAvgSpec | FedAvgQsgdSpec | HierFedAvgSpec | HierLocalQsgdSpec | FedChsSpec | WrwgdSpec
-    | ChflSpec | CflSpec | SflSpec,
+    | ChflSpec | CflSpec | SflSpec | HflPwpSpec | HierMoSpec | MllSgdSpec,
     Field(discriminator="kind"),
 ]

@@ -16,7 +16,8 @@ from netfl.scenario.sections import (
 )
 from netfl.scenario.types import Section
 
-CLOUD_ALGORITHMS = ("fedavg", "fedavg-qsgd", "hier-fedavg", "hier-local-qsgd")
+CLOUD_ALGORITHMS = ("fedavg", "fedavg-qsgd", "hier-fedavg", "hier-local-qsgd", "hfl-pwp",
+                    "hier-mo")
 
 
 class Scenario(Section):
@@ -56,6 +57,18 @@ class Scenario(Section):
         if count is not None and count > self.world.edge_servers:
             raise ValueError(f"algorithm.edges_per_round ({count}) exceeds world.edge_servers "
                              f"({self.world.edge_servers})")
+        for field in ("cluster_periods", "sample_sizes"):
+            per_cluster = getattr(algo, field, None)
+            if per_cluster is not None and len(per_cluster) != self.world.edge_servers:
+                raise ValueError(f"algorithm.{field} has {len(per_cluster)} entries; it needs "
+                                 f"one per edge server ({self.world.edge_servers})")
+        partition = self.data.partition
+        if partition.kind == "per-edge" and len(partition.edges) != self.world.edge_servers:
+            raise ValueError(f"data.partition.edges has {len(partition.edges)} entries; it needs "
+                             f"one per edge server ({self.world.edge_servers})")
+        if algo.kind == "mll-sgd" and algo.compression.kind == "qsgd":
+            raise ValueError("mll-sgd hubs exchange whole models, which QSGD (an update "
+                             "quantizer) does not fit; use compression int8 or none")
         if algo.kind == "fed-chs" and self.world.topology.kind == "star":
             raise ValueError("fed-chs passes the model between neighbouring edge servers: give "
                              "world.topology a ring, random or file graph (a star has no "

@@ -344,6 +344,19 @@ class EdgeIidDirichletPartition(Section):
     alpha: PositiveFloat
 
 
+EdgeLevelPartition = Annotated[IidPartition | DirichletPartition | LabelsPartition,
+                               Field(discriminator="kind")]
+
+
+class PerEdgePartition(Section):
+    """Two-level: the data is split iid over edges (in proportion to their client counts), then
+    edge i's share over its clients by ``edges[i]`` (e.g. HFL-PWP's Table 5: one group iid, the
+    other non-iid)."""
+
+    kind: Literal["per-edge"]
+    edges: list[EdgeLevelPartition]
+
+
 class NaturalPartition(Section):
     """The data set's own split over devices (synthetic: one device per client)."""
 
@@ -352,7 +365,7 @@ class NaturalPartition(Section):
 
 Partition = Annotated[
     IidPartition | DirichletPartition | LabelsPartition | EdgeLabelsPartition
-    | EdgeIidDirichletPartition | NaturalPartition,
+    | EdgeIidDirichletPartition | PerEdgePartition | NaturalPartition,
     Field(discriminator="kind"),
 ]
 

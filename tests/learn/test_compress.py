@@ -45,3 +45,15 @@ def test_qsgd_bit_count(d, s, bucket, bits):
 def test_no_compression_is_float32_and_identity():
     v = torch.randn(5)
     assert NoCompression().payload_bytes(5) == 20 and NoCompression().compress(v) is v
+
+
+def test_int8_rounds_to_a_per_bucket_grid_and_counts_its_bytes():
+    from netfl.learn.compress import Int8, int8_quantize
+
+    v = torch.tensor([1.0, -0.5, 0.25, 127.0, 3.0, -6.0])
+    q = int8_quantize(v, 3)
+    scale = torch.tensor([1.0, 1.0, 1.0, 127.0, 127.0, 127.0]) / 127
+    torch.testing.assert_close(q, (v / scale).round() * scale)
+    assert (q - v).abs().max() <= scale.max() / 2 + 1e-6
+    assert Int8(512).payload_bytes(1000) == (32 * 2 + 8 * 1000) / 8
+    assert Int8(512).applies_to == "model"

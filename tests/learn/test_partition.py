@@ -110,3 +110,16 @@ def test_make_partition_dispatches_on_the_scenario_kind():
                       {"kind": "iid", "sizes": {"kind": "normal", "mean": 40, "std": 5}}):
         spec = DataSpec(dataset="digits", partition=partition).partition
         check_consistent(make_partition(spec, LABELS, 10, GROUPS, RNG(8)), 20)
+
+
+def test_per_edge_gives_each_edge_its_own_scheme():
+    from netfl.learn.partition import partition_per_edge
+
+    spec = DataSpec(dataset="digits", partition={"kind": "per-edge", "edges": [
+        {"kind": "iid"}, {"kind": "labels", "per_client": 2}, {"kind": "iid"},
+        {"kind": "dirichlet", "alpha": 0.1}]}).partition
+    part = partition_per_edge(LABELS, GROUPS, 10, spec.edges, RNG(9))
+    check_consistent(part, 20)
+    assert (labels_held(part)[5:10] == 2).all()  # edge 1: two labels per client
+    assert (labels_held(part)[0:5] >= 8).all()  # edge 0: iid, nearly every label
+    assert part.sizes.sum() == 1000

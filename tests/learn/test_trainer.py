@@ -202,3 +202,15 @@ def test_loop_results_do_not_depend_on_the_worker_count(digits):
                                            momentum=0.9))
     for other in outputs[1:]:
         assert all(torch.equal(a, b) for a, b in zip(outputs[0], other, strict=True))
+
+
+@pytest.mark.parametrize("path", ["vmap", "loop"])
+def test_momentum_buffers_carry_over_between_calls(digits, path):
+    a, b = make(digits, path=path), make(digits, path=path)
+    p = a.init_params()
+    whole = a.local_train(p, [0, 1], 4, 0.1, 16, momentum=0.9)
+    half, buffers = b.local_train(p, [0, 1], 2, 0.1, 16, momentum=0.9, return_buffers=True)
+    rest = [b.local_train(h, [c], 2, 0.1, 16, momentum=0.9, initial_buffers=[buf])[0]
+            for c, h, buf in zip([0, 1], half, buffers, strict=True)]
+    for x, y in zip(whole, rest, strict=True):
+        torch.testing.assert_close(x, y, rtol=1e-5, atol=1e-6)

@@ -1,0 +1,134 @@
+"""HFL with partial worker participation and three-sided learning rates (Algorithm 1 of "HFL with
+Partial Worker Participation", seed 003_cfdbc12ad5426ebd.txt), and HierMo in its setting.
+
+    for t = 0 .. T-1:
+        for each cluster i in parallel:                      (receives x^t from the master)
+            for tau = 0 .. omega_i - 1:                      (omega_i = G / I_i)
+                S <- n_i workers of V_i, uniformly, with (strategy 1) or without (strategy 2)
+                     replacement
+                each j in S in parallel: I_i SGD steps at rate eta from x_i;
+                     Delta~_j = x_i - x_j (sent to the cluster)
+                Delta_i^tau = mean_j Delta~_j
+                x_i <- x_i - eta_c Delta_i^tau              (broadcast to the cluster)
+            Delta_i = x^t - x_i                              (sent to the master)
+        x^{t+1} = x^t - eta_g sum_i (m_i / m) Delta_i        (broadcast to all workers)
+
+Clusters of different periods run concurrently in simulated time: a cluster with a shorter
+period does more, shorter cluster rounds, each paying its transfers; the master waits for all.
+Deviations (docs/models/hfl-pwp.md): a worker whose exchange fails is left out of the mean; a
+cluster whose update does not reach the master contributes Delta_i = 0 (the m_i / m weights are
+kept, as in the paper's formula).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from netfl.algorithms.base import Algorithm
+
+
+def sample_workers(n_workers: int, n: int, replace: bool, rng: np.random.Generator) -> list[int]:
+    """n indices of 0..n_workers-1, uniformly: strategy 1 (``replace``: independent draws, a
+    worker may appear twice) or strategy 2 (without replacement; n is capped at n_workers)."""
+    if replace:
+        return [int(i) for i in rng.integers(n_workers, size=n)]
+    return sorted(int(i) for i in rng.choice(n_workers, size=min(n, n_workers), replace=False))
+
+
+class HflPwp(Algorithm):
+    def run(self):
+        spec, edges = self.spec, self.world.edge_servers
+        sizes = np.array([len(self.world.clients_of(e)) for e in edges], dtype=float)
+        shares = sizes / sizes.sum()  # m_i / m
+        state = self.initial_state()
+        if self.evaluate(state[0], 0):
+            return
+        for t in range(1, spec.rounds + 1):
+            jobs = [self.env.process(self.cluster(i, edge, state, t))
+                    for i, edge in enumerate(edges)]
+            yield self.env.all_of(jobs)
+            arrived = [(shares[i], job.value) for i, job in enumerate(jobs) if job.value]
+            if arrived:
+                yield from self.charge_aggregation(self.world.cloud, len(arrived), "cloud", t)
+                state = self.master_update(state, arrived)
+            if self.end_round(t, state[0]):
+                return
+
+    def initial_state(self) -> tuple:
+        """What the master holds: (model,) here; HierMo adds its momentum."""
+        return (self.trainer.init_params(),)
+
+    def master_update(self, state: tuple, arrived: list) -> tuple:
+        """x <- x - eta_g sum_i (m_i / m) Delta_i."""
+        delta = sum(share * update[0] for share, update in arrived)
+        return (state[0] - self.spec.eta_g * delta,)
+
+    def cluster(self, i: int, edge: str, state: tuple, t: int):
+        """One master round of cluster ``i``; returns its update (Delta_i,) for the master, or
+        None when nothing reached the master."""
+        if not (yield from self.send(self.world.cloud, edge, self.download_bytes)):
+            return None
+        local = yield from self.cluster_rounds(i, edge, state, t)
+        if not (yield from self.send_up(edge, self.world.cloud)):
+            return None
+        x = state[0]
+        return (x - self.compressed_towards(local[0], x),) + local[1:]
+
+    def cluster_rounds(self, i: int, edge: str, state: tuple, t: int):
+        """The omega_i cluster rounds of cluster ``i`` from ``state``; returns its final state."""
+        spec, workers = self.spec, self.world.clients_of(edge)
+        period = spec.periods(len(self.world.edge_servers))[i]
+        n = (spec.sample_sizes[i] if spec.sample_sizes
+             else spec.clients_per_round or len(workers))
+        rng = self.ctx.streams.get("sampling")
+        local = state
+        for _ in range(spec.master_period // period):
+            chosen = [workers[j] for j in sample_workers(
+                len(workers), n, spec.sampling == "with-replacement", rng)]
+            local = yield from self.cluster_round(edge, chosen, local, t, period)
+        return local
+
+    def cluster_round(self, edge: str, workers: list[str], local: tuple, t: int, period: int):
+        """x_i <- x_i - eta_c * mean_j (x_i - x_j) over the workers whose updates arrived."""
+        result = yield from self.train_round(edge, workers, local[0], t, steps=period)
+        if not result.updates:
+            return local
+        yield from self.charge_aggregation(edge, len(result.updates), "edge", t)
+        x = local[0]
+        mean_delta = sum(x - u for u in result.updates) / len(result.updates)
+        return (x - self.spec.eta_c * mean_delta,)
+
+
+class HierMo(HflPwp):
+    """HierMo (Yang et al. 2023) in the HFL-PWP setting, as read here (docs/models/hfl-pwp.md):
+    workers train with heavy-ball momentum starting from their cluster's momentum buffer; the
+    cluster averages the workers' models and buffers, the master the clusters' (m_i / m), and
+    both travel together, so every message is twice the model's size. The cluster and master
+    updates are the plain averages (eta_c = eta_g = 1 in the paper's setting of HierMo)."""
+
+    MESSAGE_FACTOR = 2
+
+    def initial_state(self) -> tuple:
+        params = self.trainer.init_params()
+        return (params, params * 0)
+
+    def master_update(self, state: tuple, arrived: list) -> tuple:
+        x, v = state
+        delta = sum(share * update[0] for share, update in arrived)
+        buffer = sum(share * update[1] for share, update in arrived)
+        return (x - self.spec.eta_g * delta, buffer)
+
+    def cluster_round(self, edge: str, workers: list[str], local: tuple, t: int, period: int):
+        x, v = local
+        arrived = yield from self.exchange(edge, workers, t, period)
+        if not arrived:
+            return local
+        spec = self.spec
+        models, buffers = self.trainer.local_train(
+            x, self.indices(arrived), period, spec.lr, spec.batch_size, momentum=spec.momentum,
+            weight_decay=spec.weight_decay, initial_buffers=[v] * len(arrived),
+            return_buffers=True)
+        yield from self.charge_aggregation(edge, 2 * len(arrived), "edge", t)
+        models = [self.compressed_towards(m, x) for m in models]
+        mean_delta = sum(x - m for m in models) / len(models)
+        return (x - spec.eta_c * mean_delta, sum(buffers) / len(buffers))
