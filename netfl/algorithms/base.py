@@ -202,6 +202,13 @@ class Algorithm:
             self.stopped_by = "max_local_steps"
         return stop or spent
 
+    def carry_model(self, holder: str | None, node: str, round_: int) -> Generator:
+        """Bring the model to ``node`` (no transfer where it is there, or nowhere yet: the
+        initial model starts anywhere). Returns the node that holds it afterwards."""
+        if holder is None or holder == node:
+            return node
+        return (yield from self.move_model(holder, [node], round_))
+
     def move_model(self, holder: str, candidates: Sequence[str], round_: int) -> Generator:
         """Send the model from ``holder`` to the first candidate that receives it: each is tried
         ``spec.handover.attempts`` times, the next ones only with ``fallback``. Every attempt is

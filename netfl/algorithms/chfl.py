@@ -46,11 +46,9 @@ class CHFL(Algorithm):
             return
         for t in range(1, spec.rounds + 1):
             for edge in visiting_order(edges, spec.edges_per_round, spec.order, rng):
-                if holder is not None and holder != edge:
-                    holder = yield from self.move_model(holder, [edge], t)
-                    if holder != edge:
-                        continue  # the model could not reach this edge: it skips its turn
-                holder = edge
+                holder = yield from self.carry_model(holder, edge, t)
+                if holder != edge:
+                    continue  # the model could not reach this edge: it skips its turn
                 x = yield from self.train_edge(edge, x, t)
             if self.end_round(t, x):
                 return

@@ -29,11 +29,9 @@ class SFL(Algorithm):
             return
         for t in range(1, spec.rounds + 1):
             for client in visiting_order(clients, spec.clients_per_round, spec.order, rng):
-                if holder is not None and holder != client:
-                    holder = yield from self.move_model(holder, [client], t)
-                    if holder != client:
-                        continue
-                holder = client
+                holder = yield from self.carry_model(holder, client, t)
+                if holder != client:
+                    continue
                 if (yield from self.local_compute(client, t, spec.local_steps)):
                     x = self.trainer.local_train(
                         x, self.indices([client]), spec.local_steps, spec.lr, spec.batch_size,
