@@ -30,7 +30,7 @@ from netfl.sim.trace import TraceBus
 from netfl.world import build_world
 
 METRIC_COLUMNS = ["sim_time_s", "round", "accuracy", "loss", "bytes_total", "bytes_hop_weighted",
-                  "wire_bytes_total", "transfers_failed", "dropouts"]
+                  "wire_bytes_total", "transfers_failed", "dropouts", "cost_total"]
 TRAINING_MEMORY_FACTOR = 3  # weights, gradients and one update buffer, float32 each
 
 
@@ -169,6 +169,9 @@ class Simulation:
             "updates_lost_in_training": rec.updates_lost_in_training,
             "handovers": rec.handovers,
             "handovers_failed": rec.handovers_failed,
+            "cost_total": rec.cost_total,
+            "cost_by_kind": dict(sorted(rec.cost_by_kind.items())),
+            "cost_to_target": reached["cost_total"] if reached else None,
             "compute_time_s_by_tier": dict(sorted(rec.compute_time_s_by_tier.items())),
             "aggregation_time_s_by_tier": dict(sorted(rec.aggregation_time_s_by_tier.items())),
             "transfer_time_s_by_tag": dict(sorted(rec.transfer_time_s_by_tag.items())),
@@ -179,6 +182,7 @@ class Simulation:
             "edge_servers": len(self.world.edge_servers),
             "host_time_s": self.host_time_s,
             "netfl_version": _version(),
+            **self.algorithm.summary_extras(),
         }
 
 

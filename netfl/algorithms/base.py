@@ -29,7 +29,15 @@ from netfl.learn.compress import NoCompression, make_compressor
 from netfl.network.transfer import Network
 from netfl.scenario.sections import Stop
 from netfl.sim.clock import RandomStreams
-from netfl.sim.trace import Aggregate, Evaluation, HandOver, TraceBus, TrainEnd, TrainStart
+from netfl.sim.trace import (
+    Aggregate,
+    Cost,
+    Evaluation,
+    HandOver,
+    TraceBus,
+    TrainEnd,
+    TrainStart,
+)
 from netfl.world.base import World
 
 
@@ -69,7 +77,8 @@ class Algorithm:
         self.rounds_done = 0
         self.rounds_without_updates = 0
         self.local_steps_done = 0
-        self.stopped_by: str | None = None  # "target_accuracy" or "max_local_steps"
+        self.cost_spent = 0.0  # eq. (5) of Group-FEL, for the algorithms that charge it
+        self.stopped_by: str | None = None  # "target_accuracy", "max_local_steps", "max_cost"
         self.compressor = make_compressor(getattr(spec, "compression", None),
                                           ctx.streams.seed_for("compression"))
         # A message carries MESSAGE_FACTOR vectors of the model's size (2 where momentum travels
@@ -83,12 +92,13 @@ class Algorithm:
 
     # -------------------------------------------------------------------- primitives
 
-    def send(self, src: str, dst: str, nbytes: float, raw_nbytes: float | None = None
-             ) -> Generator:
+    def send(self, src: str, dst: str, nbytes: float, raw_nbytes: float | None = None,
+             tag: str | None = None) -> Generator:
         """Transfer ``nbytes``; returns True if delivered, False if it failed (after retries).
-        ``raw_nbytes`` is the size before compression (for accounting)."""
+        ``raw_nbytes`` is the size before compression (for accounting); ``tag`` overrides the
+        accounting tag (default: the tiers of the two ends)."""
         try:
-            yield self.ctx.network.send(src, dst, nbytes, raw_nbytes=raw_nbytes)
+            yield self.ctx.network.send(src, dst, nbytes, tag=tag, raw_nbytes=raw_nbytes)
         except TransferFailed:
             return False
         return True
@@ -179,7 +189,7 @@ class Algorithm:
 
     def evaluate(self, params, round_: int) -> bool:
         """Evaluate ``params`` after ``round_`` rounds; returns True when the run should stop."""
-        accuracy, loss = self.trainer.evaluate(params)
+        accuracy, loss = self.test(params)
         self.ctx.trace.emit(Evaluation(time_s=self.env.now, round=round_, accuracy=accuracy,
                                        loss=loss))
         target = self.ctx.stop.target_accuracy
@@ -189,18 +199,41 @@ class Algorithm:
                 self.stopped_by = "target_accuracy"
         return self.stopped_by is not None
 
+    def charge_cost(self, node: str, kind: str, cost_s: float, round_: int) -> None:
+        """Book ``cost_s`` seconds of learning cost of ``kind`` against ``node``."""
+        self.cost_spent += cost_s
+        self.ctx.trace.emit(Cost(time_s=self.env.now, node=node, round=round_, kind=kind,
+                                 cost_s=cost_s))
+
+    def budget_spent(self) -> str | None:
+        """The stop budget this run has used up ("max_local_steps", "max_cost"), if any."""
+        stop = self.ctx.stop
+        if stop.max_local_steps is not None and self.local_steps_done >= stop.max_local_steps:
+            return "max_local_steps"
+        if stop.max_cost is not None and self.cost_spent >= stop.max_cost:
+            return "max_cost"
+        return None
+
+    def test(self, params) -> tuple[float, float]:
+        """(accuracy, loss) of what ``params`` stands for on the test set: the global model
+        here; an algorithm with several models (FedCLAR's clusters) says how it is measured."""
+        return self.trainer.evaluate(params)
+
     def end_round(self, round_: int, params) -> bool:
         """Book round ``round_`` as done and evaluate ``params`` when due (every ``eval_every``
-        rounds, after the last, and when the local-step budget is spent); returns True when the
-        run should stop."""
+        rounds, after the last, and when a budget is spent); returns True when the run should
+        stop."""
         self.rounds_done = round_
-        budget = self.ctx.stop.max_local_steps
-        spent = budget is not None and self.local_steps_done >= budget
+        spent = self.budget_spent()
         due = round_ % self.spec.eval_every == 0 or round_ == self.spec.rounds or spent
         stop = due and self.evaluate(params, round_)
         if spent and not stop:
-            self.stopped_by = "max_local_steps"
-        return stop or spent
+            self.stopped_by = spent
+        return stop or spent is not None
+
+    def summary_extras(self) -> dict:
+        """Algorithm-specific figures for summary.json (none by default)."""
+        return {}
 
     def carry_model(self, holder: str | None, node: str, round_: int) -> Generator:
         """Bring the model to ``node`` (no transfer where it is there, or nowhere yet: the

@@ -6,6 +6,8 @@ from netfl.algorithms.base import Algorithm
 from netfl.algorithms.chfl import CHFL
 from netfl.algorithms.fed_chs import FedCHS
 from netfl.algorithms.fedavg import FedAvg
+from netfl.algorithms.fedclar import FedCLAR
+from netfl.algorithms.group_fel import GroupFEL
 from netfl.algorithms.hfl_pwp import HflPwp, HierMo
 from netfl.algorithms.hier_fedavg import HierFedAvg
 from netfl.algorithms.mll_sgd import MllSgd
@@ -27,6 +29,13 @@ ALGORITHMS: dict[str, type[Algorithm]] = {
     "hfl-pwp": HflPwp,
     "hier-mo": HierMo,
     "mll-sgd": MllSgd,
+    "group-fel": GroupFEL,
+    "group-fedavg": GroupFEL,
+    "group-fedprox": GroupFEL,
+    "group-scaffold": GroupFEL,
+    "ouea": GroupFEL,
+    "share": GroupFEL,
+    "fedclar": FedCLAR,
 }
 
 

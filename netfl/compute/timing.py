@@ -45,3 +45,11 @@ def pick_stragglers(rng: np.random.Generator, n: int, fraction: float) -> np.nda
     if count:
         mask[rng.choice(n, size=count, replace=False)] = True
     return mask
+
+
+def group_overhead_s(group_size: int, quadratic_s: float, linear_s: float,
+                     constant_s: float = 0.0) -> float:
+    """O_g(|g|) of Group-FEL's eq. (5): one client's cost of a group operation (secure
+    aggregation, backdoor detection, ...) in one group round, quadratic in the group size:
+    quadratic_s |g|^2 + linear_s |g| + constant_s seconds."""
+    return quadratic_s * group_size ** 2 + linear_s * group_size + constant_s

@@ -33,15 +33,21 @@ def _bytes_axis(nbytes: pd.Series) -> tuple[pd.Series, str]:
     return nbytes, "bytes delivered (B)"
 
 
+def _cost_axis(cost_s: pd.Series) -> tuple[pd.Series, str]:
+    return cost_s, "learning cost, eq. (5) (client-seconds)"
+
+
 def plot_run(metrics: pd.DataFrame, out_dir: Path, title: str,
              target_accuracy: float | None = None) -> list[Path]:
-    """Write accuracy_vs_time.png and accuracy_vs_bytes.png; return their paths."""
+    """Write accuracy_vs_time.png and accuracy_vs_bytes.png, and accuracy_vs_cost.png where the
+    algorithm charges eq. (5)'s cost; return their paths."""
     plt = _pyplot()
     written = []
-    for x_name, axis, filename in (
-        ("sim_time_s", _time_axis, "accuracy_vs_time.png"),
-        ("bytes_total", _bytes_axis, "accuracy_vs_bytes.png"),
-    ):
+    curves = [("sim_time_s", _time_axis, "accuracy_vs_time.png"),
+              ("bytes_total", _bytes_axis, "accuracy_vs_bytes.png")]
+    if "cost_total" in metrics and metrics["cost_total"].notna().any():
+        curves.append(("cost_total", _cost_axis, "accuracy_vs_cost.png"))
+    for x_name, axis, filename in curves:
         x, label = axis(metrics[x_name])
         fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=110)
         ax.plot(x, metrics["accuracy"], marker="o", markersize=3, linewidth=1.5)

@@ -9,6 +9,7 @@ Accounting conventions (docs/models/network.md):
 * ``wire_bytes_total`` counts every bit sent on every hop, retransmissions and the partial
   progress of failed attempts included;
 * ``handovers`` counts model hand-overs that arrived, ``handovers_failed`` failed attempts;
+* ``cost_by_kind`` sums Group-FEL's eq. (5) costs (seconds of client time) by kind;
 * ``transfers_failed`` counts transfers that failed for good (retries spent);
   ``transfer_attempts_failed`` counts every failed attempt.
 """
@@ -21,6 +22,7 @@ from collections.abc import Callable
 from netfl.network.link import link_name
 from netfl.sim.trace import (
     Aggregate,
+    Cost,
     Dropout,
     Evaluation,
     HandOver,
@@ -58,6 +60,7 @@ class Recorder:
         self.compute_time_s_by_tier: Counter[str] = Counter()
         self.aggregation_time_s_by_tier: Counter[str] = Counter()
         self.updates_lost_in_training = 0
+        self.cost_by_kind: Counter[str] = Counter()
         self.metrics: list[dict] = []
         self.events: list[dict] | None = [] if keep_events else None
 
@@ -68,6 +71,7 @@ class Recorder:
         trace.subscribe(self._on_dropout, Dropout)
         trace.subscribe(self._on_handover, HandOver)
         trace.subscribe(self._on_evaluation, Evaluation)
+        trace.subscribe(self._on_cost, Cost)
         if keep_events:
             trace.subscribe(self._keep)
 
@@ -113,6 +117,14 @@ class Recorder:
         else:
             self.handovers_failed += 1
 
+    def _on_cost(self, r: Cost) -> None:
+        self.cost_by_kind[r.kind] += r.cost_s
+
+    @property
+    def cost_total(self) -> float | None:
+        """Eq. (5)'s learning cost so far; None for algorithms that charge none."""
+        return sum(self.cost_by_kind.values()) if self.cost_by_kind else None
+
     def _on_evaluation(self, r: Evaluation) -> None:
         if self.at_target is None and self._target is not None and r.accuracy >= self._target:
             self.at_target = {
@@ -125,7 +137,7 @@ class Recorder:
             "sim_time_s": r.time_s, "round": r.round, "accuracy": r.accuracy, "loss": r.loss,
             "bytes_total": self.bytes_total, "bytes_hop_weighted": self.bytes_hop_weighted,
             "wire_bytes_total": self.wire_bytes_total, "transfers_failed": self.transfers_failed,
-            "dropouts": self.dropouts,
+            "dropouts": self.dropouts, "cost_total": self.cost_total,
         })
 
     def first_reaching(self, target: float | None) -> dict | None:

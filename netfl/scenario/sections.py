@@ -466,13 +466,16 @@ Model = Annotated[MlpModel | LogisticModel | ArchitectureModel | FakeModel,
 
 class Stop(Section):
     """Stop at the algorithm's last round, at ``max_sim_time``, after ``max_local_steps`` local
-    SGD steps summed over all clients (a compute budget, checked at the end of each round), or
-    (with ``at_target``) when test accuracy first reaches ``target_accuracy``, whichever comes
+    SGD steps summed over all clients (a compute budget, checked at the end of each round),
+    once the learning cost of Group-FEL's eq. (5) reaches ``max_cost`` (seconds of client
+    time, for the algorithms that charge it; checked at the end of each round), or (with
+    ``at_target``) when test accuracy first reaches ``target_accuracy``, whichever comes
     first."""
 
     target_accuracy: Probability | None = None
     max_sim_time: PositiveDuration | None = None
     max_local_steps: PositiveInt | None = None
+    max_cost: PositiveDuration | None = None
     at_target: bool = True
 
 

@@ -113,6 +113,17 @@ class Aggregate(Record):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Cost(Record):
+    """Learning cost charged to ``node`` (Group-FEL's eq. 5), in seconds of its time: ``kind``
+    is "training" (E H_i(n_i)) or "group_operation" (O_g(|g|))."""
+
+    node: str
+    round: int
+    kind: str
+    cost_s: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class HandOver(Record):
     """The model moved from ``src`` to ``dst`` (sequential and mobile algorithms)."""
 

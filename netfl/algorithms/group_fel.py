@@ -1,0 +1,284 @@
+"""Group-FEL: group-based federated edge learning (Algorithm 1 of "Group Formation and Sampling
+in Group-based Hierarchical Federated Learning", ../shared/seeds/001_69adb4b28a588ef3.txt).
+
+    1-3:  every edge server j forms groups of its clients C_j      (``grouping``, Algorithm 2)
+    4:    p = SAMPLING-PROB(G)                                      (eq. 38, ``sampling``)
+    5:    for t = 0 .. T-1:
+    6:      sample S_t from G by p                                  (S = ``groups_per_round``)
+    7:      for each group g of S_t in parallel:                    (its edge server runs it)
+    8:        x_g = x_t
+    9:        for k = 0 .. K-1:                                     (K = ``group_rounds``)
+    10-11:      each client i of g in parallel: x_i = x_g
+                  (group operation: O_g(|g|) on its device, secure aggregation's messages)
+    12-13:      E local rounds of SGD                               (E = ``local_steps``)
+    14:         x_g = sum_i (n_i / n_g) x_i                         (group aggregation, at the ES)
+    15:     x_{t+1} = sum_g weight_g x_g                            (biased, eq. 4 or eq. 39)
+
+Every ``regroup_interval`` rounds lines 1-4 run again (CoV-Grouping's random first client makes
+new groups). Costs of eq. (5), O_g(|g|) + E H_i(n_i) per client and group round, are booked as
+Cost records and stop the run at ``stop.max_cost``; the group operation also takes its time on
+the client's device and its messages cross the network (tag ``secagg client->edge`` and
+``secagg edge->client``).
+
+Baselines are settings of the same loop (netfl.scenario.algorithms): hierarchical FedAvg,
+FedProx and SCAFFOLD with random groups and uniform sampling, OUEA (CDG), SHARE (KLDG), QCID,
+and FedCLAR (below). Deviations (docs/models/group-fel.md): a client whose exchange fails is
+left out of its group's average; a group whose model does not reach the cloud counts as x_t.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from netfl.algorithms.aggregation import data_weights, weighted_average
+from netfl.algorithms.base import Algorithm
+from netfl.algorithms.group_sampling import (
+    aggregation_weights,
+    log_probabilities,
+    log_sampling_weights,
+    sample_groups,
+)
+from netfl.algorithms.grouping import (
+    cdg_grouping,
+    cov_grouping,
+    group_covs,
+    grouping_stats,
+    kld_grouping,
+    qcid_sample_groups,
+    random_grouping,
+)
+from netfl.compute.timing import group_overhead_s, train_time_s
+
+
+@dataclass(frozen=True)
+class Group:
+    """A group of clients under one edge server, with its data n_g and log p_g."""
+
+    edge: str
+    clients: tuple[str, ...]
+    data: int
+    log_p: float = 0.0
+
+
+class GroupFEL(Algorithm):
+    def __init__(self, ctx, spec):
+        # SCAFFOLD's control variate travels with every model (twice the bytes)
+        self.MESSAGE_FACTOR = 2 if spec.control_variates else 1
+        super().__init__(ctx, spec)
+        self.formations = 0
+        self.stats: dict | None = None
+        self.groups_sampled: set[tuple[str, ...]] = set()
+        self._zeros = self.trainer.init_params() * 0
+        self.c_global = self._zeros if spec.control_variates else None
+        self.c_client: dict[str, object] = {}
+
+    # ------------------------------------------------------------------ Algorithm 1
+
+    def run(self):
+        spec = self.spec
+        x = self.trainer.init_params()
+        if self.evaluate(x, 0):
+            return
+        groups = self.form_groups()                                          # lines 1-4
+        for t in range(1, spec.rounds + 1):
+            if spec.regroup_interval and t > 1 and (t - 1) % spec.regroup_interval == 0:
+                groups = self.form_groups()
+            sampled = self.sample(groups)                                    # line 6
+            x = yield from self.global_round(x, sampled, t)                  # lines 7-15
+            if self.end_round(t, x):
+                return
+
+    def global_round(self, x, sampled: list[Group], t: int):
+        """Lines 7-15: the sampled groups train in parallel from x; returns x_{t+1}."""
+        jobs = [self.env.process(self.group_training(g, x, t)) for g in sampled]
+        yield self.env.all_of(jobs)
+        results = [job.value for job in jobs]
+        arrived = [r for r in results if r is not None]
+        if arrived:
+            yield from self.charge_aggregation(self.world.cloud, len(arrived), "cloud", t)
+        if self.c_global is not None:
+            self.update_global_control(arrived)
+        models = [x if r is None else r[0] for r in results]
+        return weighted_average(models, self.global_weights(sampled))
+
+    def global_weights(self, sampled: list[Group]) -> np.ndarray:
+        """Line 15 (biased), eq. (4) (unbiased) or eq. (39) (normalized)."""
+        return aggregation_weights([g.data for g in sampled], [g.log_p for g in sampled],
+                                   float(self.trainer.client_sizes.sum()), self.spec.aggregation)
+
+    def group_training(self, group: Group, x, t: int):
+        """Lines 8-14 at the group's edge server; returns (x_g, control-variate change of its
+        clients summed) if the group model reached the cloud, else None."""
+        self.groups_sampled.add(group.clients)
+        cloud, edge = self.world.cloud, group.edge
+        if not (yield from self.send(cloud, edge, self.download_bytes)):
+            return None
+        x_group, delta_c = x, self._zeros
+        for _ in range(self.spec.group_rounds):
+            x_group, dc = yield from self.group_round(group, x_group, t)
+            delta_c = delta_c + dc
+        if not (yield from self.send_up(edge, cloud)):
+            return None
+        return self.compressed_towards(x_group, x), delta_c
+
+    def group_round(self, group: Group, x_group, t: int):
+        """Lines 10-14: the members' group operation and local rounds, then the data-weighted
+        average of the models that arrived at the edge server."""
+        jobs = [self.env.process(self.member_job(group, client, t)) for client in group.clients]
+        yield self.env.all_of(jobs)
+        arrived = [c for c, job in zip(group.clients, jobs, strict=True) if job.value]
+        if not arrived:
+            self.rounds_without_updates += 1
+            yield self.env.timeout(self.spec.idle_wait)
+            return x_group, self._zeros
+        models, delta_c = self.local_rounds(x_group, arrived)
+        models = [self.compressed_towards(m, x_group) for m in models]
+        weights = data_weights(self.trainer.client_sizes[self.indices(arrived)])
+        x_group = yield from self.aggregate(group.edge, models, weights, "edge", t)
+        return x_group, delta_c
+
+    def member_job(self, group: Group, client: str, t: int):
+        """One client's group round: download x_g, the group operation (its messages and
+        O_g(|g|) on the device), E local rounds, upload. Returns whether the upload arrived."""
+        spec, edge, size = self.spec, group.edge, len(group.clients)
+        if not (yield from self.send(edge, client, self.download_bytes)):
+            return False
+        op = spec.group_operation
+        if op.peer_bytes and size > 1:
+            shares = op.peer_bytes * (size - 1)
+            if not (yield from self.send(client, edge, shares, tag="secagg client->edge")):
+                return False
+            if not (yield from self.send(edge, client, shares, tag="secagg edge->client")):
+                return False
+        overhead = group_overhead_s(size, op.quadratic_s, op.linear_s, op.constant_s)
+        if overhead > 0:
+            self.charge_cost(client, "group_operation", overhead, t)
+            started = self.env.now
+            yield from self.ctx.fleet.run_job(client, overhead)
+            if self.ctx.fleet.dropped_since(client, started):
+                return False
+        self.charge_cost(client, "training", self.training_cost_s(client), t)
+        if not (yield from self.local_compute(client, t, self.steps_of(client))):
+            return False
+        return (yield from self.send_up(client, edge))
+
+    # ------------------------------------------------------------------ local rounds
+
+    def steps_of(self, client: str) -> int:
+        """SGD steps of E local rounds: E epochs of ceil(n_i / B) mini-batches, or E steps."""
+        spec = self.spec
+        if spec.local_unit == "step":
+            return spec.local_steps
+        n_i = int(self.trainer.client_sizes[self._client_index[client]])
+        return spec.local_steps * max(1, math.ceil(n_i / spec.batch_size))
+
+    def training_cost_s(self, client: str) -> float:
+        """E H_i(n_i) of eq. (5): the client's device time for E passes over its n_i samples
+        (E steps' samples with ``local_unit: step``), without jitter."""
+        i = self._client_index[client]
+        samples = (self.spec.local_steps * self.trainer.samples_per_step(i, self.spec.batch_size)
+                   if self.spec.local_unit == "step"
+                   else self.spec.local_steps * int(self.trainer.client_sizes[i]))
+        fleet = self.ctx.fleet
+        return train_time_s(self.trainer.flops_per_sample, samples, fleet.profile(client).flops,
+                            fleet.slowdown(client))
+
+    def local_rounds(self, x_group, clients: list[str]):
+        """Real local training of ``clients`` from x_group (FedProx's proximal term and
+        SCAFFOLD's corrections where set); returns their models and, for SCAFFOLD, the sum of
+        their control-variate changes (option II of Karimireddy et al.)."""
+        spec = self.spec
+        models: dict[str, object] = {}
+        delta_c = self._zeros
+        by_steps: dict[int, list[str]] = {}
+        for client in clients:
+            by_steps.setdefault(self.steps_of(client), []).append(client)
+        for steps, members in by_steps.items():
+            corrections = None
+            if self.c_global is not None:
+                corrections = [self.c_global - self.c_client.get(c, self._zeros)
+                               for c in members]
+            trained = self.trainer.local_train(
+                x_group, self.indices(members), steps, spec.lr, spec.batch_size,
+                momentum=spec.momentum, weight_decay=spec.weight_decay, prox_mu=spec.prox_mu,
+                corrections=corrections)
+            for client, y in zip(members, trained, strict=True):
+                models[client] = y
+                if self.c_global is not None:
+                    old = self.c_client.get(client, self._zeros)
+                    new = old - self.c_global + (x_group - y) / (steps * spec.lr)
+                    self.c_client[client] = new
+                    delta_c = delta_c + (new - old)
+        return [models[c] for c in clients], delta_c
+
+    def update_global_control(self, arrived: list) -> None:
+        """SCAFFOLD's server step c <- c + (1/N) sum of the clients' control-variate changes
+        (the |S|/N-weighted mean of Karimireddy et al.), over the groups that reached the
+        cloud."""
+        total = sum((dc for _, dc in arrived), self._zeros)
+        self.c_global = self.c_global + total / len(self.world.clients)
+
+    # ------------------------------------------------------------ grouping, sampling
+
+    def form_groups(self) -> list[Group]:
+        """Lines 1-4: every edge server groups its clients; the cloud computes log p.
+        (QCID forms its groups when it samples, every round.)"""
+        spec = self.spec
+        if spec.grouping.kind == "qcid":
+            return []
+        rng = self.ctx.streams.get("grouping")
+        counts, groups, all_indices = self.trainer.partition.counts, [], []
+        for edge in self.world.edge_servers:
+            members = self.world.clients_of(edge)
+            rows = self.indices(members)
+            for part in self.group_edge(counts[rows], rng):
+                clients = tuple(members[i] for i in part)
+                all_indices.append([rows[i] for i in part])
+                groups.append(Group(edge, clients, int(counts[all_indices[-1]].sum())))
+        covs = group_covs(counts, all_indices)
+        log_p = log_probabilities(log_sampling_weights(covs, spec.sampling))
+        self.formations += 1
+        self.stats = grouping_stats(counts, all_indices).as_dict()
+        return [Group(g.edge, g.clients, g.data, float(lp))
+                for g, lp in zip(groups, log_p, strict=True)]
+
+    def group_edge(self, counts: np.ndarray, rng: np.random.Generator) -> list[list[int]]:
+        """One edge server's groups, as row indices of its clients' label counts."""
+        grouping = self.spec.grouping
+        if grouping.kind == "cov":
+            return cov_grouping(counts, grouping.min_group_size, grouping.max_cov, rng)
+        if grouping.kind == "random":
+            return random_grouping(len(counts), grouping.group_size, rng)
+        if grouping.kind == "cdg":
+            return cdg_grouping(counts, grouping.group_size, rng)
+        if grouping.kind == "kld":
+            return kld_grouping(counts, grouping.group_size, rng)
+        raise ValueError(f"unknown grouping {grouping.kind!r}")
+
+    def sample(self, groups: list[Group]) -> list[Group]:
+        """Line 6: S_t by p (without replacement). QCID instead has every edge server sample
+        its share of S new groups (S split evenly over the edge servers)."""
+        rng = self.ctx.streams.get("sampling")
+        spec = self.spec
+        if spec.grouping.kind != "qcid":
+            return [groups[i] for i in sample_groups(np.array([g.log_p for g in groups]),
+                                                     spec.groups_per_round, rng)]
+        edges = self.world.edge_servers
+        counts, sampled = self.trainer.partition.counts, []
+        for j, edge in enumerate(edges):
+            share = spec.groups_per_round // len(edges) + (j < spec.groups_per_round % len(edges))
+            members = self.world.clients_of(edge)
+            rows = self.indices(members)
+            for part in qcid_sample_groups(counts[rows], share, spec.grouping.group_size,
+                                           spec.grouping.beta, rng):
+                clients = tuple(members[i] for i in part)
+                sampled.append(Group(edge, clients, int(counts[[rows[i] for i in part]].sum())))
+        return sampled
+
+    def summary_extras(self) -> dict:
+        """Grouping figures for summary.json (the paper's Table 1 columns)."""
+        return {"grouping": self.stats, "groupings_formed": self.formations,
+                "distinct_groups_sampled": len(self.groups_sampled)}
