@@ -25,7 +25,7 @@ def comparable(summary):
     return {k: v for k, v in summary.items() if k != "host_time_s"}
 
 
-@pytest.mark.parametrize("kind", ["hier-fedavg", "fedavg"])
+@pytest.mark.parametrize("kind", ["hier-fedavg", "fedavg", "group-fel"])
 def test_same_seed_same_results_other_seed_differs(tiny, tmp_path, kind):
     scenario = real_digits(tiny, kind=kind)
     a = netfl.run(scenario, out_dir=tmp_path, run_id="a")

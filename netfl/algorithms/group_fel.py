@@ -267,15 +267,18 @@ class GroupFEL(Algorithm):
             return [groups[i] for i in sample_groups(np.array([g.log_p for g in groups]),
                                                      spec.groups_per_round, rng)]
         edges = self.world.edge_servers
-        counts, sampled = self.trainer.partition.counts, []
+        counts, sampled, index_groups = self.trainer.partition.counts, [], []
         for j, edge in enumerate(edges):
             share = spec.groups_per_round // len(edges) + (j < spec.groups_per_round % len(edges))
             members = self.world.clients_of(edge)
             rows = self.indices(members)
             for part in qcid_sample_groups(counts[rows], share, spec.grouping.group_size,
                                            spec.grouping.beta, rng):
+                index_groups.append([rows[i] for i in part])
                 clients = tuple(members[i] for i in part)
-                sampled.append(Group(edge, clients, int(counts[[rows[i] for i in part]].sum())))
+                sampled.append(Group(edge, clients, int(counts[index_groups[-1]].sum())))
+        self.formations += 1
+        self.stats = grouping_stats(counts, index_groups).as_dict()  # this round's groups
         return sampled
 
     def summary_extras(self) -> dict:

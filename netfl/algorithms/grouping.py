@@ -167,18 +167,20 @@ def kld_grouping(counts: np.ndarray, group_size: int,
     """KLDG (SHARE's KL-divergence-based assignment, as read here): n // group_size groups,
     each seeded with a random client; then, until every client is placed, the (client, group)
     pair whose assignment lowers the group's KL divergence from the edge's overall label
-    distribution the most (raises it the least) is taken, groups capped at ceil(n / groups)
-    members so sizes stay balanced."""
+    distribution the most (raises it the least) is taken, with group sizes capped so that they
+    differ by at most one."""
     counts = np.asarray(counts, dtype=np.float64)
     n = len(counts)
     n_groups = _group_count(n, group_size)
-    capacity = -(-n // n_groups)
+    floor, larger = divmod(n, n_groups)  # ``larger`` groups get floor + 1 members
     reference = label_shares(counts.sum(axis=0, keepdims=True))[0]
     remaining = [int(i) for i in rng.permutation(n)]
     groups = [[remaining.pop()] for _ in range(n_groups)]
     totals = np.stack([counts[g[0]] for g in groups])
     while remaining:
-        open_groups = [j for j, g in enumerate(groups) if len(g) < capacity]
+        full_large = sum(len(g) > floor for g in groups)
+        open_groups = [j for j, g in enumerate(groups)
+                       if len(g) < floor or (len(g) == floor and full_large < larger)]
         before = _kld_to(totals[open_groups], reference)
         trial = totals[open_groups][None, :, :] + counts[remaining][:, None, :]
         after = _kld_to(trial.reshape(-1, counts.shape[1]), reference).reshape(trial.shape[:2])

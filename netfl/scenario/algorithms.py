@@ -17,7 +17,7 @@ from pydantic import (
     model_validator,
 )
 
-from netfl.scenario.types import PositiveDuration, Section
+from netfl.scenario.types import Duration, NonNegativeSize, PositiveDuration, Section
 
 
 class NoCompressionSpec(Section):
@@ -346,10 +346,10 @@ class GroupOperationSpec(Section):
 
     kind: Literal["none", "secure-aggregation", "scaffold-secagg",
                   "backdoor-detection"] = "secure-aggregation"
-    quadratic_s: NonNegativeFloat | None = None
-    linear_s: NonNegativeFloat | None = None
-    constant_s: NonNegativeFloat | None = None
-    peer_bytes: NonNegativeFloat | None = None
+    quadratic_s: Duration | None = None
+    linear_s: Duration | None = None
+    constant_s: Duration | None = None
+    peer_bytes: NonNegativeSize | None = None
 
     @model_validator(mode="after")
     def _defaults(self) -> GroupOperationSpec:

@@ -25,6 +25,7 @@ Duration = Annotated[float, _unit("time"), Field(ge=0, description="seconds")]
 PositiveDuration = Annotated[float, _unit("time"), Field(gt=0, description="seconds")]
 Rate = Annotated[float, _unit("rate"), Field(gt=0, description="bit/s")]
 Size = Annotated[float, _unit("size"), Field(gt=0, description="bytes")]
+NonNegativeSize = Annotated[float, _unit("size"), Field(ge=0, description="bytes")]
 Flops = Annotated[float, _unit("flops"), Field(gt=0, description="FLOP/s")]
 Probability = Annotated[float, Field(ge=0, le=1)]
 

@@ -1,0 +1,163 @@
+"""Group-FEL's loop (Algorithm 1), its costs (eq. 5) and its baselines, on small worlds."""
+
+import copy
+import json
+
+import numpy as np
+import pytest
+
+import netfl
+from netfl import load_scenario
+from netfl.compute.timing import group_overhead_s, train_time_s
+from netfl.errors import ScenarioError
+from netfl.simulation import Simulation
+
+
+def group_scenario(tiny, **algorithm):
+    """A fresh scenario of 24 clients under 2 edge servers (``tiny`` is not modified)."""
+    tiny = copy.deepcopy(tiny)
+    tiny["world"] = {"kind": "edge", "clients": 24, "edge_servers": 2}
+    tiny["data"]["partition"] = {"kind": "dirichlet", "alpha": 0.3,
+                                 "sizes": {"kind": "normal", "mean": 40, "std": 15, "min": 20,
+                                           "max": 70}}
+    tiny["algorithm"] = {"kind": "group-fel", "rounds": 4, "group_rounds": 2, "local_steps": 2,
+                         "groups_per_round": 3, "batch_size": 16,
+                         "grouping": {"kind": "cov", "min_group_size": 3, "max_cov": 0.3},
+                         **algorithm}
+    return tiny
+
+
+def run_recording(scenario):
+    """Run with the algorithm's sampler wrapped; returns the simulation, every round's sampled
+    groups, the groups each round sampled from, and the summary."""
+    sim = Simulation(load_scenario(scenario))
+    sampled, offered, original = [], [], sim.algorithm.sample
+
+    def sample(groups):
+        chosen = original(groups)
+        sampled.append(chosen)
+        offered.append(groups)
+        return chosen
+
+    sim.algorithm.sample = sample
+    sim.run()
+    return sim, sampled, offered, sim.summary()
+
+
+def test_cost_of_eq_5_adds_up(tiny):
+    sim, sampled, offered, summary = run_recording(group_scenario(tiny))
+    spec, trainer, fleet = sim.scenario.algorithm, sim.trainer, sim.fleet
+    op = spec.group_operation
+    index = {c: i for i, c in enumerate(sim.world.clients)}
+    overhead = training = 0.0
+    for groups in sampled:
+        for g in groups:
+            size = len(g.clients)
+            for client in g.clients:
+                overhead += spec.group_rounds * group_overhead_s(size, op.quadratic_s,
+                                                                 op.linear_s, op.constant_s)
+                n_i = int(trainer.client_sizes[index[client]])
+                training += spec.group_rounds * spec.local_steps * train_time_s(
+                    trainer.flops_per_sample, n_i, fleet.profile(client).flops)
+    assert len(sampled) == 4 and all(len(groups) == 3 for groups in sampled)
+    assert summary["cost_by_kind"]["group_operation"] == pytest.approx(overhead)
+    assert summary["cost_by_kind"]["training"] == pytest.approx(training)
+    assert summary["cost_total"] == pytest.approx(overhead + training)
+    # secure aggregation's pairwise messages: |g| (|g| - 1) peer messages each way per round
+    pairs = sum(spec.group_rounds * len(g.clients) * (len(g.clients) - 1)
+                for groups in sampled for g in groups)
+    assert summary["bytes_by_tag"]["secagg client->edge"] == pytest.approx(pairs * op.peer_bytes)
+    assert summary["bytes_by_tag"]["secagg edge->client"] == pytest.approx(pairs * op.peer_bytes)
+
+
+def test_group_operations_take_simulated_time(tiny):
+    free = netfl.run(group_scenario(tiny, group_operation={"kind": "none"}), write=False)
+    slow = netfl.run(group_scenario(tiny, group_operation={"kind": "backdoor-detection",
+                                                           "constant_s": "100 s"}), write=False)
+    # each of 4 rounds has 2 group rounds, each holding every member 100 s or more
+    assert slow.summary["sim_time_s"] >= free.summary["sim_time_s"] + 4 * 2 * 100
+    assert free.summary["cost_by_kind"] == {"training": pytest.approx(
+        free.summary["cost_total"])}
+    assert not any(tag.startswith("secagg") for tag in free.summary["bytes_by_tag"])
+
+
+def test_the_cost_budget_stops_the_run(tiny):
+    scenario = group_scenario(tiny, rounds=50)
+    per_round = netfl.run(group_scenario(tiny, rounds=1), write=False).summary["cost_total"]
+    scenario["stop"] = {"max_cost": 3.5 * per_round}
+    result = netfl.run(scenario, write=False)
+    assert result.summary["stop_reason"] == "max_cost"
+    assert result.summary["cost_total"] >= 3.5 * per_round
+    assert 3 <= result.summary["rounds"] <= 6
+    assert result.metrics["cost_total"].iloc[-1] == pytest.approx(result.summary["cost_total"])
+
+
+def test_esrcov_samples_the_low_cov_groups(tiny):
+    sim, sampled, offered, summary = run_recording(group_scenario(tiny, rounds=6, groups_per_round=2))
+    best = sorted(offered[0], key=lambda g: -g.log_p)[:2]
+    assert summary["distinct_groups_sampled"] <= 3
+    assert {g.clients for g in best} <= {g.clients for groups in sampled for g in groups}
+
+
+def test_regrouping_every_interval(tiny):
+    result = netfl.run(group_scenario(tiny, rounds=5, regroup_interval=2), write=False)
+    assert result.summary["groupings_formed"] == 3  # before rounds 1, 3 and 5
+
+
+def test_qcid_samples_new_groups_every_round(tiny):
+    sim, sampled, offered, summary = run_recording(group_scenario(
+        tiny, rounds=5, sampling="uniform", grouping={"kind": "qcid", "group_size": 3}))
+    assert all(len(groups) == 3 for groups in sampled)  # 3 groups split over 2 edges: 2 + 1
+    assert all(len(g.clients) == 3 for groups in sampled for g in groups)
+    assert summary["distinct_groups_sampled"] > 3
+
+
+def test_scaffold_doubles_the_bytes_and_keeps_control_variates(tiny):
+    plain = netfl.run(group_scenario(tiny, kind="group-fedavg"), write=False).summary
+    scaffold_sim = Simulation(load_scenario(group_scenario(tiny, kind="group-scaffold")))
+    scaffold_sim.run()
+    scaffold = scaffold_sim.summary()
+    for tag in ("client->edge", "edge->client", "edge->cloud", "cloud->edge"):
+        assert scaffold["bytes_by_tag"][tag] == pytest.approx(2 * plain["bytes_by_tag"][tag])
+    assert scaffold_sim.algorithm.c_client  # clients' control variates were updated
+
+
+def test_scaffold_control_variates_follow_option_ii(tiny):
+    sim = Simulation(load_scenario(group_scenario(tiny, kind="group-scaffold")))
+    algorithm = sim.algorithm
+    x = algorithm.trainer.init_params()
+    clients = sim.world.clients[:2]
+    models, delta_c = algorithm.local_rounds(x, clients)
+    spec = sim.scenario.algorithm
+    expected = [(x - y) / (algorithm.steps_of(c) * spec.lr) for c, y in zip(clients, models)]
+    for client, c_i in zip(clients, expected):
+        assert np.allclose(algorithm.c_client[client], c_i)
+    assert np.allclose(delta_c, sum(expected))
+
+
+def test_fedclar_clusters_the_groups_after_its_round(tiny):
+    result = netfl.run(group_scenario(tiny, kind="fedclar", rounds=5, clustering_round=2,
+                                      clusters=2, grouping={"kind": "random", "group_size": 3}),
+                       write=False)
+    assert result.summary["clusters_formed"] == 2
+    assert len(result.metrics) == 6
+
+
+def test_invalid_combinations_are_named(tiny):
+    with pytest.raises(ScenarioError, match="qcid"):
+        load_scenario(group_scenario(tiny, grouping={"kind": "qcid"}))
+    with pytest.raises(ScenarioError, match="regroup_interval"):
+        load_scenario(group_scenario(tiny, kind="fedclar", regroup_interval=5))
+
+
+@pytest.mark.slow
+def test_group_fel_learns_digits_for_real(tiny, tmp_path):
+    scenario = group_scenario(tiny, rounds=12, lr=0.3, groups_per_round=4)
+    scenario["world"] = {"kind": "edge", "clients": 30, "edge_servers": 3}
+    scenario["model"] = {"kind": "mlp", "hidden": [32]}
+    scenario["output"] = {"plots": True}
+    result = netfl.run(scenario, out_dir=tmp_path, run_id="r")
+    summary = json.loads((result.path / "summary.json").read_text())
+    assert summary["final_accuracy"] > 0.75
+    assert summary["grouping"]["size_min"] >= 3
+    assert (result.path / "accuracy_vs_cost.png").exists()

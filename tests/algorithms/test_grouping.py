@@ -1,0 +1,131 @@
+"""Group formation: CoV (eq. 31), CoV-Grouping (Algorithm 2), RG, CDG, KLDG, QCID."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from netfl.algorithms.grouping import (
+    cdg_grouping,
+    cluster_by_cosine,
+    cov,
+    cov_grouping,
+    group_covs,
+    grouping_stats,
+    kld_grouping,
+    qcid,
+    qcid_sample_groups,
+    random_grouping,
+)
+
+
+def skewed_counts(n_clients: int, n_labels: int = 10, seed: int = 0) -> np.ndarray:
+    """Each client holds 1-2 labels (strong label skew), 10-60 samples."""
+    rng = np.random.default_rng(seed)
+    counts = np.zeros((n_clients, n_labels), dtype=int)
+    for i in range(n_clients):
+        for label in rng.choice(n_labels, size=rng.integers(1, 3), replace=False):
+            counts[i, label] = rng.integers(10, 60)
+    return counts
+
+
+def test_cov_by_hand():
+    # B = (3, 1): n_g = 4, m = 2, n_g / m = 2; sqrt((2-3)^2 + (2-1)^2) / 4 = sqrt(2) / 4
+    assert cov(np.array([3, 1])) == pytest.approx(math.sqrt(2) / 4)
+    # a perfectly balanced group has CoV 0; one label out of m: sqrt((m-1)/m)
+    assert cov(np.array([5, 5, 5, 5])) == 0.0
+    assert cov(np.array([0, 0, 7, 0])) == pytest.approx(math.sqrt(3 / 4))
+    assert cov(np.zeros(3)) == math.inf
+
+
+def test_group_covs_sum_member_counts():
+    counts = np.array([[2, 0], [0, 2], [4, 0]])
+    assert group_covs(counts, [[0, 1], [2]]).tolist() == pytest.approx([0.0, math.sqrt(2) / 2])
+
+
+def test_the_papers_toy_example_prefers_balanced_pairs():
+    # Fig. 4: four clients, two labels, groups of at least two; CoVG pairs opposite clients
+    counts = np.array([[9, 1], [8, 2], [1, 9], [2, 8]])
+    groups = cov_grouping(counts, min_group_size=2, max_cov=0.05, rng=np.random.default_rng(0))
+    assert sorted(sorted(g) for g in groups) == [[0, 2], [1, 3]] or \
+        sorted(sorted(g) for g in groups) == [[0, 3], [1, 2]]
+
+
+def covers_each_client_once(groups, n):
+    return sorted(c for g in groups for c in g) == list(range(n))
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 60), min_gs=st.integers(1, 8), max_cov=st.floats(0.01, 1.5),
+       seed=st.integers(0, 10_000))
+def test_cov_grouping_honours_min_gs_and_uses_every_client(n, min_gs, max_cov, seed):
+    counts = skewed_counts(n, seed=seed)
+    groups = cov_grouping(counts, min_gs, max_cov, np.random.default_rng(seed))
+    assert covers_each_client_once(groups, n)
+    if n >= min_gs:
+        assert min(len(g) for g in groups) >= min_gs
+    else:
+        assert len(groups) == 1
+
+
+def test_cov_grouping_lowers_average_cov_against_random_grouping():
+    counts = skewed_counts(100, seed=3)
+    covg = cov_grouping(counts, 5, 0.5, np.random.default_rng(1))
+    size = round(np.mean([len(g) for g in covg]))
+    rg = random_grouping(100, size, np.random.default_rng(1))
+    assert grouping_stats(counts, covg).avg_cov < 0.8 * grouping_stats(counts, rg).avg_cov
+
+
+def test_cov_grouping_stops_growing_a_group_once_it_meets_max_cov():
+    counts = skewed_counts(80, seed=5)
+    loose = grouping_stats(counts, cov_grouping(counts, 3, 1.0, np.random.default_rng(0)))
+    tight = grouping_stats(counts, cov_grouping(counts, 3, 0.05, np.random.default_rng(0)))
+    assert loose.size_avg < tight.size_avg and loose.avg_cov > tight.avg_cov
+
+
+def test_regrouping_with_another_random_first_client_differs():
+    counts = skewed_counts(40, seed=2)
+    a = cov_grouping(counts, 5, 0.5, np.random.default_rng(1))
+    b = cov_grouping(counts, 5, 0.5, np.random.default_rng(2))
+    assert sorted(map(sorted, a)) != sorted(map(sorted, b))
+
+
+@pytest.mark.parametrize("grouping", [
+    lambda c, rng: random_grouping(len(c), 5, rng),
+    lambda c, rng: cdg_grouping(c, 5, rng),
+    lambda c, rng: kld_grouping(c, 5, rng),
+])
+def test_fixed_size_groupings_cover_every_client_in_groups_of_at_least_the_size(grouping):
+    counts = skewed_counts(53, seed=4)
+    groups = grouping(counts, np.random.default_rng(0))
+    assert covers_each_client_once(groups, 53)
+    assert len(groups) == 53 // 5
+    assert {len(g) for g in groups} <= {5, 6}
+
+
+def test_kld_and_cdg_balance_labels_better_than_random():
+    counts = skewed_counts(100, seed=6)
+    rng = np.random.default_rng(0)
+    rg = grouping_stats(counts, random_grouping(100, 5, rng)).avg_cov
+    assert grouping_stats(counts, kld_grouping(counts, 5, rng)).avg_cov < rg
+    assert grouping_stats(counts, cdg_grouping(counts, 5, rng)).avg_cov < rg
+
+
+def test_qcid_by_hand_and_its_sampling():
+    assert qcid(np.array([1, 1]))[0] == 0.0
+    assert qcid(np.array([2, 0]))[0] == pytest.approx(0.5)  # (1 - 1/2)^2 + (0 - 1/2)^2
+    counts = skewed_counts(30, seed=7)
+    groups = qcid_sample_groups(counts, 4, 5, 2.0, np.random.default_rng(0))
+    assert len(groups) == 4 and all(len(g) == 5 for g in groups)
+    assert len({c for g in groups for c in g}) == 20  # disjoint
+    rg = grouping_stats(counts, random_grouping(30, 5, np.random.default_rng(0))).avg_cov
+    assert grouping_stats(counts, groups).avg_cov < rg
+
+
+def test_cosine_clustering_separates_opposite_updates():
+    vectors = [np.array([1.0, 0.1]), np.array([0.9, 0.0]), np.array([-1.0, 0.0]),
+               np.array([-0.8, -0.1])]
+    labels = cluster_by_cosine(vectors, 2)
+    assert labels[0] == labels[1] != labels[2] == labels[3]
