@@ -93,7 +93,8 @@ def test_the_cost_budget_stops_the_run(tiny):
 
 
 def test_esrcov_samples_the_low_cov_groups(tiny):
-    sim, sampled, offered, summary = run_recording(group_scenario(tiny, rounds=6, groups_per_round=2))
+    scenario = group_scenario(tiny, rounds=6, groups_per_round=2)
+    sim, sampled, offered, summary = run_recording(scenario)
     best = sorted(offered[0], key=lambda g: -g.log_p)[:2]
     assert summary["distinct_groups_sampled"] <= 3
     assert {g.clients for g in best} <= {g.clients for groups in sampled for g in groups}
@@ -129,8 +130,8 @@ def test_scaffold_control_variates_follow_option_ii(tiny):
     clients = sim.world.clients[:2]
     models, delta_c = algorithm.local_rounds(x, clients)
     spec = sim.scenario.algorithm
-    expected = [(x - y) / (algorithm.steps_of(c) * spec.lr) for c, y in zip(clients, models)]
-    for client, c_i in zip(clients, expected):
+    expected = [(x - y) / (algorithm.steps_of(c) * spec.lr) for c, y in zip(clients, models, strict=True)]
+    for client, c_i in zip(clients, expected, strict=True):
         assert np.allclose(algorithm.c_client[client], c_i)
     assert np.allclose(delta_c, sum(expected))
 
