@@ -130,7 +130,8 @@ def test_scaffold_control_variates_follow_option_ii(tiny):
     clients = sim.world.clients[:2]
     models, delta_c = algorithm.local_rounds(x, clients)
     spec = sim.scenario.algorithm
-    expected = [(x - y) / (algorithm.steps_of(c) * spec.lr) for c, y in zip(clients, models, strict=True)]
+    expected = [(x - y) / (algorithm.steps_of(c) * spec.lr)
+                for c, y in zip(clients, models, strict=True)]
     for client, c_i in zip(clients, expected, strict=True):
         assert np.allclose(algorithm.c_client[client], c_i)
     assert np.allclose(delta_c, sum(expected))
