@@ -134,7 +134,7 @@ class Simulation:
         reached = rec.first_reaching(target)
         last = rec.metrics[-1] if rec.metrics else {}
         at_target = rec.at_target or {}
-        return {
+        summary = {
             "name": scenario.name,
             "algorithm": scenario.algorithm.kind,
             "seed": scenario.seed,
@@ -182,8 +182,12 @@ class Simulation:
             "edge_servers": len(self.world.edge_servers),
             "host_time_s": self.host_time_s,
             "netfl_version": _version(),
-            **self.algorithm.summary_extras(),
         }
+        extras = self.algorithm.summary_extras()
+        clash = set(extras) & set(summary)
+        if clash:
+            raise RuntimeError(f"algorithm summary keys {sorted(clash)} clash with netfl's")
+        return summary | extras
 
 
 def run_scenario(

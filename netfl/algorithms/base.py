@@ -156,12 +156,15 @@ class Algorithm:
             return False
         return (yield from self.send_up(client, server))
 
-    def local_compute(self, client: str, round_: int, steps: int) -> Generator:
-        """Charge ``steps`` local steps to ``client``'s device; returns False if it dropped out
-        meanwhile (its work is then void)."""
+    def local_compute(self, client: str, round_: int, steps: int,
+                      samples: int | None = None) -> Generator:
+        """Charge ``steps`` local steps (``samples`` samples in all; by default steps x the
+        client's batch) to ``client``'s device; returns False if it dropped out meanwhile (its
+        work is then void)."""
         fleet = self.ctx.fleet
-        samples = steps * self.trainer.samples_per_step(self._client_index[client],
-                                                        self.spec.batch_size)
+        if samples is None:
+            samples = steps * self.trainer.samples_per_step(self._client_index[client],
+                                                            self.spec.batch_size)
         duration = fleet.train_time_s(client, self.trainer.flops_per_sample, samples)
         started = self.env.now
         self.local_steps_done += steps

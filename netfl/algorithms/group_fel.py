@@ -22,8 +22,10 @@ the client's device and its messages cross the network (tag ``secagg client->edg
 
 Baselines are settings of the same loop (netfl.scenario.algorithms): hierarchical FedAvg,
 FedProx and SCAFFOLD with random groups and uniform sampling, OUEA (CDG), SHARE (KLDG), QCID,
-and FedCLAR (below). Deviations (docs/models/group-fel.md): a client whose exchange fails is
-left out of its group's average; a group whose model does not reach the cloud counts as x_t.
+and FedCLAR (fedclar.py). Deviations (docs/models/group-fel.md): a client whose exchange fails
+is left out of its group's average; a group whose model does not reach the cloud counts as x_t
+(and, under SCAFFOLD, its clients keep their new c_i while the cloud misses their change, as a
+real deployment would).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ from netfl.algorithms.grouping import (
     random_grouping,
 )
 from netfl.compute.timing import group_overhead_s, train_time_s
+from netfl.errors import SimulationError
 
 
 @dataclass(frozen=True)
@@ -106,8 +109,17 @@ class GroupFEL(Algorithm):
 
     def global_weights(self, sampled: list[Group]) -> np.ndarray:
         """Line 15 (biased), eq. (4) (unbiased) or eq. (39) (normalized)."""
-        return aggregation_weights([g.data for g in sampled], [g.log_p for g in sampled],
-                                   float(self.trainer.client_sizes.sum()), self.spec.aggregation)
+        weights = aggregation_weights([g.data for g in sampled], [g.log_p for g in sampled],
+                                      float(self.trainer.client_sizes.sum()),
+                                      self.spec.aggregation)
+        if not np.isfinite(weights).all():
+            worst = sampled[int(np.argmin([g.log_p for g in sampled]))]
+            raise SimulationError(
+                f"eq. (4)'s weight 1/(p_g S) overflowed for the group of {len(worst.clients)} "
+                f"clients at {worst.edge} (log p_g = {worst.log_p:.1f}): the unbiased "
+                f"aggregation diverges with this sampling, as the paper warns; use "
+                f"aggregation: normalized (eq. 39) or a milder sampling")
+        return weights
 
     def group_training(self, group: Group, x, t: int):
         """Lines 8-14 at the group's edge server; returns (x_g, control-variate change of its
@@ -161,7 +173,8 @@ class GroupFEL(Algorithm):
             if self.ctx.fleet.dropped_since(client, started):
                 return False
         self.charge_cost(client, "training", self.training_cost_s(client), t)
-        if not (yield from self.local_compute(client, t, self.steps_of(client))):
+        if not (yield from self.local_compute(client, t, self.steps_of(client),
+                                              self.samples_of(client))):
             return False
         return (yield from self.send_up(client, edge))
 
@@ -175,16 +188,19 @@ class GroupFEL(Algorithm):
         n_i = int(self.trainer.client_sizes[self._client_index[client]])
         return spec.local_steps * max(1, math.ceil(n_i / spec.batch_size))
 
+    def samples_of(self, client: str) -> int:
+        """Samples of E local rounds: E n_i (E epochs), or E mini-batches."""
+        i, spec = self._client_index[client], self.spec
+        if spec.local_unit == "step":
+            return spec.local_steps * self.trainer.samples_per_step(i, spec.batch_size)
+        return spec.local_steps * int(self.trainer.client_sizes[i])
+
     def training_cost_s(self, client: str) -> float:
-        """E H_i(n_i) of eq. (5): the client's device time for E passes over its n_i samples
-        (E steps' samples with ``local_unit: step``), without jitter."""
-        i = self._client_index[client]
-        samples = (self.spec.local_steps * self.trainer.samples_per_step(i, self.spec.batch_size)
-                   if self.spec.local_unit == "step"
-                   else self.spec.local_steps * int(self.trainer.client_sizes[i]))
+        """E H_i(n_i) of eq. (5): the client's device time for ``samples_of`` samples, without
+        jitter (the simulated clock is charged the same samples, with jitter)."""
         fleet = self.ctx.fleet
-        return train_time_s(self.trainer.flops_per_sample, samples, fleet.profile(client).flops,
-                            fleet.slowdown(client))
+        return train_time_s(self.trainer.flops_per_sample, self.samples_of(client),
+                            fleet.profile(client).flops, fleet.slowdown(client))
 
     def local_rounds(self, x_group, clients: list[str]):
         """Real local training of ``clients`` from x_group (FedProx's proximal term and

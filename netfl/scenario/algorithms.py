@@ -327,11 +327,11 @@ Grouping = Annotated[CovGroupingSpec | RandomGroupingSpec | CdgGroupingSpec | Kl
 # docs/models/group-fel.md.
 GROUP_OPERATION_DEFAULTS: dict[str, dict[str, float]] = {
     "none": {"quadratic_s": 0.0, "linear_s": 0.0, "constant_s": 0.0, "peer_bytes": 0.0},
-    "secure-aggregation": {"quadratic_s": 0.05, "linear_s": 0.2, "constant_s": 0.5,
+    "secure-aggregation": {"quadratic_s": 0.002, "linear_s": 0.01, "constant_s": 0.02,
                            "peer_bytes": 256.0},
-    "scaffold-secagg": {"quadratic_s": 0.1, "linear_s": 0.4, "constant_s": 1.0,
+    "scaffold-secagg": {"quadratic_s": 0.004, "linear_s": 0.02, "constant_s": 0.04,
                         "peer_bytes": 512.0},
-    "backdoor-detection": {"quadratic_s": 0.02, "linear_s": 0.1, "constant_s": 0.2,
+    "backdoor-detection": {"quadratic_s": 0.001, "linear_s": 0.005, "constant_s": 0.01,
                            "peer_bytes": 0.0},
 }
 
@@ -452,7 +452,14 @@ class FedClarSpec(GroupFedAvgSpec):
     def _fixed_groups(self) -> FedClarSpec:
         if self.regroup_interval is not None:
             raise ValueError("fedclar clusters fixed groups: regroup_interval must be null")
+        if self.grouping.kind == "qcid":
+            raise ValueError("fedclar clusters fixed groups: grouping qcid samples new groups "
+                             "every round; use random, cdg, kld or cov")
         return self
+
+
+GROUP_KINDS = ("group-fel", "group-fedavg", "group-fedprox", "group-scaffold", "ouea", "share",
+               "fedclar")
 
 
 Algorithm = Annotated[

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, PrivateAttr, model_validator
 
-from netfl.scenario.algorithms import Algorithm, FedAvgSpec
+from netfl.scenario.algorithms import GROUP_KINDS, Algorithm, FedAvgSpec, GroupFelSpec
 from netfl.scenario.sections import (
     DataSpec,
     Devices,
@@ -17,7 +17,7 @@ from netfl.scenario.sections import (
 from netfl.scenario.types import Section
 
 CLOUD_ALGORITHMS = ("fedavg", "fedavg-qsgd", "hier-fedavg", "hier-local-qsgd", "hfl-pwp",
-                    "hier-mo")
+                    "hier-mo") + GROUP_KINDS
 
 
 class Scenario(Section):
@@ -69,6 +69,10 @@ class Scenario(Section):
         if algo.kind == "mll-sgd" and algo.compression.kind == "qsgd":
             raise ValueError("mll-sgd hubs exchange whole models, which QSGD (an update "
                              "quantizer) does not fit; use compression int8 or none")
+        if self.stop.max_cost is not None and not isinstance(algo, GroupFelSpec):
+            raise ValueError(f"stop.max_cost is a budget of Group-FEL's eq. (5) cost, which "
+                             f"{algo.kind} does not charge; use it with group-fel or its "
+                             f"baselines ({', '.join(GROUP_KINDS)})")
         if algo.kind == "fed-chs" and self.world.topology.kind == "star":
             raise ValueError("fed-chs passes the model between neighbouring edge servers: give "
                              "world.topology a ring, random or file graph (a star has no "

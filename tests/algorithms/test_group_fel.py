@@ -9,7 +9,8 @@ import pytest
 import netfl
 from netfl import load_scenario
 from netfl.compute.timing import group_overhead_s, train_time_s
-from netfl.errors import ScenarioError
+from netfl.algorithms.group_fel import Group
+from netfl.errors import ScenarioError, SimulationError
 from netfl.simulation import Simulation
 
 
@@ -101,8 +102,11 @@ def test_esrcov_samples_the_low_cov_groups(tiny):
 
 
 def test_regrouping_every_interval(tiny):
-    result = netfl.run(group_scenario(tiny, rounds=5, regroup_interval=2), write=False)
-    assert result.summary["groupings_formed"] == 3  # before rounds 1, 3 and 5
+    sim, sampled, offered, summary = run_recording(group_scenario(tiny, rounds=5,
+                                                                  regroup_interval=2))
+    assert summary["groupings_formed"] == 3  # before rounds 1, 3 and 5
+    grouping = [{g.clients for g in groups} for groups in offered]
+    assert grouping[0] == grouping[1] != grouping[2] == grouping[3] != grouping[4]
 
 
 def test_qcid_samples_new_groups_every_round(tiny):
@@ -126,23 +130,46 @@ def test_scaffold_doubles_the_bytes_and_keeps_control_variates(tiny):
 def test_scaffold_control_variates_follow_option_ii(tiny):
     sim = Simulation(load_scenario(group_scenario(tiny, kind="group-scaffold")))
     algorithm = sim.algorithm
-    x = algorithm.trainer.init_params()
+    x = algorithm.trainer.init_params() + 1.0
     clients = sim.world.clients[:2]
+    algorithm.c_global = x * 0 + 0.3
+    algorithm.c_client = {clients[0]: x * 0 - 0.2, clients[1]: x * 0 + 0.1}
+    old = dict(algorithm.c_client)
     models, delta_c = algorithm.local_rounds(x, clients)
-    spec = sim.scenario.algorithm
-    expected = [(x - y) / (algorithm.steps_of(c) * spec.lr)
-                for c, y in zip(clients, models, strict=True)]
-    for client, c_i in zip(clients, expected, strict=True):
-        assert np.allclose(algorithm.c_client[client], c_i)
-    assert np.allclose(delta_c, sum(expected))
+    lr = sim.scenario.algorithm.lr
+    # c_i+ = c_i - c + (x - y_i) / (k_i lr)
+    expected = {c: old[c] - 0.3 + (x - y) / (algorithm.steps_of(c) * lr)
+                for c, y in zip(clients, models, strict=True)}
+    for client in clients:
+        assert np.allclose(algorithm.c_client[client], expected[client])
+    assert np.allclose(delta_c, sum(expected[c] - old[c] for c in clients))
 
 
 def test_fedclar_clusters_the_groups_after_its_round(tiny):
-    result = netfl.run(group_scenario(tiny, kind="fedclar", rounds=5, clustering_round=2,
-                                      clusters=2, grouping={"kind": "random", "group_size": 3}),
-                       write=False)
-    assert result.summary["clusters_formed"] == 2
-    assert len(result.metrics) == 6
+    sim = Simulation(load_scenario(group_scenario(
+        tiny, kind="fedclar", rounds=5, clustering_round=2, clusters=2,
+        grouping={"kind": "random", "group_size": 3})))
+    sim.run()
+    data = sim.algorithm.cluster_data
+    assert sorted(data) == [0, 1] and all(d > 0 for d in data.values())
+    assert sum(data.values()) == sim.trainer.client_sizes.sum()
+    assert sim.summary()["clusters_formed"] == 2 and len(sim.metrics()) == 6
+
+
+def test_fedclar_reports_the_data_weighted_accuracy_of_its_cluster_models(tiny):
+    sim = Simulation(load_scenario(group_scenario(tiny, kind="fedclar")))
+    algorithm = sim.algorithm
+    algorithm.cluster_data = {0: 1.0, 1: 3.0}
+    models = {0: np.array([0.5]), 1: np.array([3.0])}
+    (a0, l0), (a1, l1) = sim.trainer.evaluate(models[0]), sim.trainer.evaluate(models[1])
+    assert algorithm.test(models) == pytest.approx((0.25 * a0 + 0.75 * a1, 0.25 * l0 + 0.75 * l1))
+
+
+def test_an_overflowing_unbiased_weight_stops_with_a_clear_error(tiny):
+    sim = Simulation(load_scenario(group_scenario(tiny, aggregation="unbiased")))
+    groups = [Group("e0", ("c0",), 10, log_p=-1e4), Group("e1", ("c1",), 10, log_p=-0.01)]
+    with pytest.raises(SimulationError, match="aggregation: normalized"):
+        sim.algorithm.global_weights(groups)
 
 
 def test_invalid_combinations_are_named(tiny):
@@ -150,6 +177,14 @@ def test_invalid_combinations_are_named(tiny):
         load_scenario(group_scenario(tiny, grouping={"kind": "qcid"}))
     with pytest.raises(ScenarioError, match="regroup_interval"):
         load_scenario(group_scenario(tiny, kind="fedclar", regroup_interval=5))
+    with pytest.raises(ScenarioError, match="fedclar clusters fixed groups: grouping qcid"):
+        load_scenario(group_scenario(tiny, kind="fedclar", sampling="uniform",
+                                     grouping={"kind": "qcid"}))
+    tiny["stop"] = {"max_cost": "100 s"}
+    with pytest.raises(ScenarioError, match="max_cost .* hier-fedavg does not charge"):
+        load_scenario(tiny)
+    with pytest.raises(ScenarioError, match="constant_s"):
+        load_scenario(group_scenario(tiny, group_operation={"constant_s": "-1 s"}))
 
 
 @pytest.mark.slow
