@@ -8,8 +8,8 @@ import pytest
 
 import netfl
 from netfl import load_scenario
-from netfl.compute.timing import group_overhead_s, train_time_s
 from netfl.algorithms.group_fel import Group
+from netfl.compute.timing import group_overhead_s, train_time_s
 from netfl.errors import ScenarioError, SimulationError
 from netfl.simulation import Simulation
 
