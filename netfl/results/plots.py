@@ -67,6 +67,30 @@ def plot_run(metrics: pd.DataFrame, out_dir: Path, title: str,
     return written
 
 
+AXES = {"sim_time_s": _time_axis, "bytes_total": _bytes_axis, "cost_total": _cost_axis}
+
+
+def plot_comparison(runs: dict[str, pd.DataFrame], x_name: str, path: Path,
+                    title: str) -> Path:
+    """One accuracy curve per run (label -> its metrics table) against ``x_name``
+    (``sim_time_s``, ``bytes_total`` or ``cost_total``), on one figure written to ``path``."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=110)
+    label = x_name
+    for name, metrics in runs.items():
+        x, label = AXES[x_name](metrics[x_name])
+        ax.plot(x, metrics["accuracy"], linewidth=1.5, label=name)
+    ax.set_xlabel(label)
+    ax.set_ylabel("test accuracy")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return Path(path)
+
+
 def plot_partition(table: pd.DataFrame, out_dir: Path, title: str) -> Path:
     """partition.png: each client's label shares (left, clients grouped by edge server) and each
     edge server's (right), as heat maps; marginal bars show sample counts."""
