@@ -1,0 +1,85 @@
+"""Radio rate models, pure functions (docs/models/iov.md lists the sources).
+
+Rates in bit/s, powers in dBm, gains and losses in dB, distances in metres, frequencies in Hz.
+
+    rate = bandwidth * log2(1 + SNR),   SNR = P_rx / N            (Shannon, optionally capped)
+    P_rx = P_tx + G_tx + G_rx - PL(d) - shadowing                   (dBm)
+    N    = -174 dBm/Hz + 10 log10(bandwidth) + noise figure         (thermal noise at 290 K)
+
+Path loss:
+    free space:             PL = 20 log10(d) + 20 log10(f) - 147.55        (Friis, d in m)
+    3GPP TR 36.885 V2I:     PL = 128.1 + 37.6 log10(d / 1 km)               (its Table A.1.4-1)
+
+Shadowing: log-normal (Gaussian in dB) with standard deviation sigma, correlated along the path by
+Gudmundson's exponential model, rho = exp(-distance moved / decorrelation distance); TR 36.885
+sets sigma = 8 dB and 50 m for V2I.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+THERMAL_NOISE_DBM_PER_HZ = -174.0
+SPEED_OF_LIGHT_MPS = 299_792_458.0
+MIN_DISTANCE_M = 1.0  # path-loss models are not meant for shorter ranges
+
+
+def free_space_path_loss_db(distance_m: float, frequency_hz: float) -> float:
+    """Friis free-space path loss."""
+    d = max(distance_m, MIN_DISTANCE_M)
+    return 20.0 * math.log10(d) + 20.0 * math.log10(frequency_hz) - 147.55
+
+
+def tr36885_v2i_path_loss_db(distance_m: float) -> float:
+    """3GPP TR 36.885 V2I (vehicle to road-side unit) path loss: 128.1 + 37.6 log10(d_km)."""
+    d_km = max(distance_m, MIN_DISTANCE_M) / 1000.0
+    return 128.1 + 37.6 * math.log10(d_km)
+
+
+def noise_power_dbm(bandwidth_hz: float, noise_figure_db: float) -> float:
+    """Thermal noise over ``bandwidth_hz`` plus the receiver's noise figure."""
+    return THERMAL_NOISE_DBM_PER_HZ + 10.0 * math.log10(bandwidth_hz) + noise_figure_db
+
+
+def shannon_rate_bps(bandwidth_hz: float, snr_db: float, max_rate_bps: float | None = None
+                     ) -> float:
+    """bandwidth * log2(1 + SNR), capped at ``max_rate_bps`` when given."""
+    rate = bandwidth_hz * math.log2(1.0 + 10.0 ** (snr_db / 10.0))
+    return rate if max_rate_bps is None else min(rate, max_rate_bps)
+
+
+def link_rate_bps(path_loss_db: float, *, tx_power_dbm: float, bandwidth_hz: float,
+                  noise_figure_db: float, tx_gain_db: float = 0.0, rx_gain_db: float = 0.0,
+                  shadowing_db: float = 0.0, max_rate_bps: float | None = None) -> float:
+    """The Shannon rate of a link with the given path loss and shadowing."""
+    received = tx_power_dbm + tx_gain_db + rx_gain_db - path_loss_db - shadowing_db
+    snr = received - noise_power_dbm(bandwidth_hz, noise_figure_db)
+    return shannon_rate_bps(bandwidth_hz, snr, max_rate_bps)
+
+
+class CorrelatedShadowing:
+    """Gudmundson shadowing along one path: each step of ``moved_m`` metres draws
+
+        S' = rho S + sqrt(1 - rho^2) sigma N(0, 1),   rho = exp(-moved_m / decorrelation_m)
+
+    so S stays N(0, sigma^2) at every point and decorrelates over ``decorrelation_m``."""
+
+    def __init__(self, sigma_db: float, decorrelation_m: float, rng: np.random.Generator):
+        self.sigma_db, self.decorrelation_m, self._rng = sigma_db, decorrelation_m, rng
+        self.value_db = sigma_db * rng.standard_normal() if sigma_db > 0 else 0.0
+
+    def step(self, moved_m: float) -> float:
+        """Move ``moved_m`` metres; returns the new shadowing in dB."""
+        if self.sigma_db <= 0:
+            return 0.0
+        rho = math.exp(-abs(moved_m) / self.decorrelation_m)
+        self.value_db = (rho * self.value_db
+                         + math.sqrt(1.0 - rho * rho) * self.sigma_db * self._rng.standard_normal())
+        return self.value_db
+
+
+def propagation_delay_s(distance_m: float) -> float:
+    """Distance over the speed of light."""
+    return distance_m / SPEED_OF_LIGHT_MPS
