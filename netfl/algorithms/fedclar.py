@@ -54,13 +54,10 @@ class FedCLAR(GroupFEL):
 
     def cluster(self, groups: list[Group], x, t: int):
         """Round t_c: every group trains once; the groups are clustered by their updates."""
-        jobs = [self.env.process(self.group_training(g, x, t)) for g in groups]
-        yield self.env.all_of(jobs)
-        trained = [(g, job.value[0]) for g, job in zip(groups, jobs, strict=True)
-                   if job.value is not None]
+        results = yield from self.train_groups(groups, x, t)
+        trained = [(g, r[0]) for g, r in zip(groups, results, strict=True) if r is not None]
         if not trained:
             return {0: x}, {g.clients: 0 for g in groups}
-        yield from self.charge_aggregation(self.world.cloud, len(trained), "cloud", t)
         labels = cluster_by_cosine([np.asarray(model - x) for _, model in trained],
                                    self.spec.clusters)
         cluster_of = {g.clients: int(label) for (g, _), label in zip(trained, labels,

@@ -31,7 +31,7 @@ real deployment would).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -96,16 +96,23 @@ class GroupFEL(Algorithm):
 
     def global_round(self, x, sampled: list[Group], t: int):
         """Lines 7-15: the sampled groups train in parallel from x; returns x_{t+1}."""
-        jobs = [self.env.process(self.group_training(g, x, t)) for g in sampled]
-        yield self.env.all_of(jobs)
-        results = [job.value for job in jobs]
+        results = yield from self.train_groups(sampled, x, t)
         arrived = [r for r in results if r is not None]
-        if arrived:
-            yield from self.charge_aggregation(self.world.cloud, len(arrived), "cloud", t)
         if self.c_global is not None:
             self.update_global_control(arrived)
         models = [x if r is None else r[0] for r in results]
         return weighted_average(models, self.global_weights(sampled))
+
+    def train_groups(self, groups: list[Group], x, t: int):
+        """Lines 7-14 for ``groups`` in parallel from x, then the cloud's aggregation charge;
+        returns each group's (x_g, control-variate change), None where it did not arrive."""
+        jobs = [self.env.process(self.group_training(g, x, t)) for g in groups]
+        yield self.env.all_of(jobs)
+        results = [job.value for job in jobs]
+        arrived = sum(r is not None for r in results)
+        if arrived:
+            yield from self.charge_aggregation(self.world.cloud, arrived, "cloud", t)
+        return results
 
     def global_weights(self, sampled: list[Group]) -> np.ndarray:
         """Line 15 (biased), eq. (4) (unbiased) or eq. (39) (normalized)."""
@@ -246,20 +253,26 @@ class GroupFEL(Algorithm):
         if spec.grouping.kind == "qcid":
             return []
         rng = self.ctx.streams.get("grouping")
-        counts, groups, all_indices = self.trainer.partition.counts, [], []
-        for edge in self.world.edge_servers:
+        groups, index_groups = self.groups_by_edge(lambda j, counts: self.group_edge(counts, rng))
+        covs = group_covs(self.trainer.partition.counts, index_groups)
+        log_p = log_probabilities(log_sampling_weights(covs, spec.sampling))
+        return [replace(g, log_p=float(lp)) for g, lp in zip(groups, log_p, strict=True)]
+
+    def groups_by_edge(self, make_groups) -> tuple[list[Group], list[list[int]]]:
+        """Groups of every edge server, as ``make_groups(edge index, its clients' label
+        counts)`` forms them from row indices; also books the grouping's figures. Returns the
+        groups and each one's client indices."""
+        counts, groups, index_groups = self.trainer.partition.counts, [], []
+        for j, edge in enumerate(self.world.edge_servers):
             members = self.world.clients_of(edge)
             rows = self.indices(members)
-            for part in self.group_edge(counts[rows], rng):
-                clients = tuple(members[i] for i in part)
-                all_indices.append([rows[i] for i in part])
-                groups.append(Group(edge, clients, int(counts[all_indices[-1]].sum())))
-        covs = group_covs(counts, all_indices)
-        log_p = log_probabilities(log_sampling_weights(covs, spec.sampling))
+            for part in make_groups(j, counts[rows]):
+                index_groups.append([rows[i] for i in part])
+                groups.append(Group(edge, tuple(members[i] for i in part),
+                                    int(counts[index_groups[-1]].sum())))
         self.formations += 1
-        self.stats = grouping_stats(counts, all_indices).as_dict()
-        return [Group(g.edge, g.clients, g.data, float(lp))
-                for g, lp in zip(groups, log_p, strict=True)]
+        self.stats = grouping_stats(counts, index_groups).as_dict()
+        return groups, index_groups
 
     def group_edge(self, counts: np.ndarray, rng: np.random.Generator) -> list[list[int]]:
         """One edge server's groups, as row indices of its clients' label counts."""
@@ -282,20 +295,13 @@ class GroupFEL(Algorithm):
         if spec.grouping.kind != "qcid":
             return [groups[i] for i in sample_groups(np.array([g.log_p for g in groups]),
                                                      spec.groups_per_round, rng)]
-        edges = self.world.edge_servers
-        counts, sampled, index_groups = self.trainer.partition.counts, [], []
-        for j, edge in enumerate(edges):
-            share = spec.groups_per_round // len(edges) + (j < spec.groups_per_round % len(edges))
-            members = self.world.clients_of(edge)
-            rows = self.indices(members)
-            for part in qcid_sample_groups(counts[rows], share, spec.grouping.group_size,
-                                           spec.grouping.beta, rng):
-                index_groups.append([rows[i] for i in part])
-                clients = tuple(members[i] for i in part)
-                sampled.append(Group(edge, clients, int(counts[index_groups[-1]].sum())))
-        self.formations += 1
-        self.stats = grouping_stats(counts, index_groups).as_dict()  # this round's groups
-        return sampled
+        n_edges, grouping = len(self.world.edge_servers), spec.grouping
+
+        def qcid_groups(j: int, counts: np.ndarray) -> list[list[int]]:
+            share = spec.groups_per_round // n_edges + (j < spec.groups_per_round % n_edges)
+            return qcid_sample_groups(counts, share, grouping.group_size, grouping.beta, rng)
+
+        return self.groups_by_edge(qcid_groups)[0]  # the figures are of this round's groups
 
     def summary_extras(self) -> dict:
         """Grouping figures for summary.json (the paper's Table 1 columns)."""

@@ -18,6 +18,7 @@ How each baseline is read from its source is written down in docs/models/group-f
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -112,39 +113,21 @@ def label_shares(counts: np.ndarray) -> np.ndarray:
     return counts / np.maximum(counts.sum(axis=1, keepdims=True), EPS)
 
 
-def kmeans(points: np.ndarray, k: int, rng: np.random.Generator,
-           iterations: int = 50) -> np.ndarray:
-    """Lloyd's k-means with k-means++ seeding; returns each point's cluster label."""
-    n = len(points)
-    k = min(k, n)
-    centres = [points[int(rng.integers(n))]]
-    for _ in range(1, k):
-        d2 = ((points[:, None, :] - np.stack(centres)[None]) ** 2).sum(-1).min(axis=1)
-        total = d2.sum()
-        pick = int(rng.choice(n, p=d2 / total)) if total > 0 else int(rng.integers(n))
-        centres.append(points[pick])
-    centres = np.stack(centres)
-    labels = np.zeros(n, dtype=int)
-    for iteration in range(iterations):
-        labels_new = ((points[:, None, :] - centres[None]) ** 2).sum(-1).argmin(axis=1)
-        if iteration and np.array_equal(labels_new, labels):
-            break
-        labels = labels_new
-        for j in range(k):
-            members = points[labels == j]
-            if len(members):
-                centres[j] = members.mean(axis=0)
-    return labels
-
-
 def cdg_grouping(counts: np.ndarray, group_size: int,
                  rng: np.random.Generator) -> list[list[int]]:
-    """CDG (OUEA's cluster-then-distribute): k-means on the clients' label distributions into
-    ``group_size`` clusters of similar clients, then the clients, cluster after cluster (each
-    shuffled), are dealt round-robin over n // group_size groups, so every group draws from
-    every cluster."""
+    """CDG (OUEA's cluster-then-distribute): k-means (scikit-learn's, k-means++ seeding) on
+    the clients' label distributions into ``group_size`` clusters of similar clients, then the
+    clients, cluster after cluster (each shuffled), are dealt round-robin over
+    n // group_size groups, so every group draws from every cluster."""
+    from sklearn.cluster import KMeans
+    from sklearn.exceptions import ConvergenceWarning
+
     n = len(counts)
-    labels = kmeans(label_shares(counts), group_size, rng)
+    kmeans = KMeans(n_clusters=min(group_size, n), n_init=1,
+                    random_state=int(rng.integers(2 ** 31)))
+    with warnings.catch_warnings():  # fewer distinct label mixes than clusters is fine here
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        labels = kmeans.fit_predict(label_shares(counts))
     order = [int(i) for j in range(labels.max() + 1)
              for i in rng.permutation(np.flatnonzero(labels == j))]
     n_groups = _group_count(n, group_size)

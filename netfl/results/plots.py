@@ -55,16 +55,20 @@ def plot_run(metrics: pd.DataFrame, out_dir: Path, title: str,
             ax.axhline(target_accuracy, color="grey", linestyle="--", linewidth=1,
                        label=f"target {target_accuracy:g}")
             ax.legend(loc="lower right")
-        ax.set_xlabel(label)
-        ax.set_ylabel("test accuracy")
-        ax.set_title(title)
-        ax.grid(alpha=0.3)
-        fig.tight_layout()
-        path = Path(out_dir) / filename
-        fig.savefig(path)
-        plt.close(fig)
-        written.append(path)
+        written.append(_finish(plt, fig, ax, label, title, Path(out_dir) / filename))
     return written
+
+
+def _finish(plt, fig, ax, x_label: str, title: str, path: Path) -> Path:
+    """Label an accuracy figure, save it to ``path`` and close it."""
+    ax.set_xlabel(x_label)
+    ax.set_ylabel("test accuracy")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return Path(path)
 
 
 AXES = {"sim_time_s": _time_axis, "bytes_total": _bytes_axis, "cost_total": _cost_axis}
@@ -80,15 +84,8 @@ def plot_comparison(runs: dict[str, pd.DataFrame], x_name: str, path: Path,
     for name, metrics in runs.items():
         x, label = AXES[x_name](metrics[x_name])
         ax.plot(x, metrics["accuracy"], linewidth=1.5, label=name)
-    ax.set_xlabel(label)
-    ax.set_ylabel("test accuracy")
-    ax.set_title(title)
-    ax.grid(alpha=0.3)
     ax.legend(loc="lower right", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return Path(path)
+    return _finish(plt, fig, ax, label, title, path)
 
 
 def plot_partition(table: pd.DataFrame, out_dir: Path, title: str) -> Path:

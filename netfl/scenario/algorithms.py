@@ -275,7 +275,6 @@ class MllSgdSpec(HflPwpSpec):
     hub_graph: Literal["complete", "ring"] = "complete"
 
 
-
 class CovGroupingSpec(Section):
     """CoV-Grouping (Group-FEL's Algorithm 2): groups of at least ``min_group_size`` (MinGS)
     clients, grown greedily until their CoV (eq. 31) is at most ``max_cov`` (MaxCoV)."""
@@ -318,6 +317,7 @@ class QcidGroupingSpec(Section):
     beta: PositiveFloat = 2.0
 
 
+Sampling = Literal["uniform", "rcov", "srcov", "esrcov"]  # w() of eq. (38)
 Grouping = Annotated[CovGroupingSpec | RandomGroupingSpec | CdgGroupingSpec | KldGroupingSpec
                      | QcidGroupingSpec, Field(discriminator="kind")]
 
@@ -380,7 +380,7 @@ class GroupFelSpec(AlgorithmSpec):
     group_rounds: PositiveInt = 5
     groups_per_round: PositiveInt = 12
     grouping: Grouping = CovGroupingSpec(kind="cov")
-    sampling: Literal["uniform", "rcov", "srcov", "esrcov"] = "esrcov"
+    sampling: Sampling = "esrcov"
     aggregation: Literal["biased", "unbiased", "normalized"] = "biased"
     regroup_interval: PositiveInt | None = None
     group_operation: GroupOperationSpec = GroupOperationSpec()
@@ -401,7 +401,7 @@ class GroupFedAvgSpec(GroupFelSpec):
 
     kind: Literal["group-fedavg"]
     grouping: Grouping = RandomGroupingSpec(kind="random")
-    sampling: Literal["uniform", "rcov", "srcov", "esrcov"] = "uniform"
+    sampling: Sampling = "uniform"
 
 
 class GroupFedProxSpec(GroupFedAvgSpec):

@@ -70,10 +70,6 @@ class Trip:
         dt = t - self.start_s
         return (self.start[0] + self.velocity[0] * dt, self.start[1] + self.velocity[1] * dt)
 
-    @property
-    def speed_mps(self) -> float:
-        return math.hypot(*self.velocity)
-
 
 def highway_trips(length_m: float, lanes: int, lane_width_m: float, arrivals_per_s: float,
                   duration_s: float, speed_mps: tuple[float, float, float, float],
