@@ -158,6 +158,8 @@ class Link:
         self._channels = {(u, v): channel_uv, (v, u): channel_vu}
         self._held_down: set[str] = set()
         self.down_epoch = 0
+        self.down_reason = ""  # the reason that last took the link down
+        self.tracking = False  # a rate tracker runs for this link (moving radio ends)
 
     @property
     def up(self) -> bool:
@@ -172,6 +174,7 @@ class Link:
         was_up = self.up
         self._held_down.add(reason)
         if was_up:
+            self.down_reason = reason
             self.down_epoch += 1
             for channel in self._channels.values():
                 channel.fail(self)

@@ -83,3 +83,38 @@ class CorrelatedShadowing:
 def propagation_delay_s(distance_m: float) -> float:
     """Distance over the speed of light."""
     return distance_m / SPEED_OF_LIGHT_MPS
+
+
+class AccessRadio:
+    """The rates of a vehicle-RSU link from a scenario's radio section (``world.radio``):
+    fixed, or Shannon over the current distance with correlated shadowing. Uplink is
+    vehicle -> RSU (vehicle transmits, RSU receives), downlink the other way."""
+
+    def __init__(self, spec):
+        self.spec = spec
+        self.varies = spec.kind == "shannon"
+
+    def shadowing(self, rng: np.random.Generator) -> CorrelatedShadowing:
+        sigma = self.spec.shadowing_sigma_db() if self.varies else 0.0
+        decorrelation = self.spec.decorrelation if self.varies else 1.0
+        return CorrelatedShadowing(sigma, decorrelation, rng)
+
+    def path_loss_db(self, distance_m: float) -> float:
+        if self.spec.path_loss == "free-space":
+            return free_space_path_loss_db(distance_m, self.spec.frequency)
+        return tr36885_v2i_path_loss_db(distance_m)
+
+    def rates_bps(self, distance_m: float, shadowing_db: float = 0.0) -> tuple[float, float]:
+        """(uplink, downlink) rate at ``distance_m`` with ``shadowing_db`` of extra loss."""
+        spec = self.spec
+        if not self.varies:
+            return spec.rate, spec.rate
+        loss = self.path_loss_db(distance_m)
+        gains = dict(tx_gain_db=spec.vehicle_antenna_gain, rx_gain_db=spec.rsu_antenna_gain,
+                     shadowing_db=shadowing_db, bandwidth_hz=spec.bandwidth,
+                     max_rate_bps=spec.max_rate)
+        up = link_rate_bps(loss, tx_power_dbm=spec.vehicle_tx_power,
+                           noise_figure_db=spec.rsu_noise_figure, **gains)
+        down = link_rate_bps(loss, tx_power_dbm=spec.rsu_tx_power,
+                             noise_figure_db=spec.vehicle_noise_figure, **gains)
+        return up, down

@@ -1,7 +1,8 @@
 """The network: links laid on the world graph, routing, and transfers.
 
 ``network.send(src, dst, nbytes)`` is a SimPy process. It routes over the shortest path by
-propagation delay (fewest hops breaks ties) among links that are up, then crosses the path
+propagation delay (fewest hops breaks ties) among links that are up (a client reaches the network
+through the edge server it is attached to now), then crosses the path
 store-and-forward: each hop takes ``nbits / share + delay`` (the share changing as flows come and
 go), and the next hop starts when the last bit has arrived. The process returns the transfer's
 :class:`~netfl.sim.trace.TransferEnd` record, or raises :class:`~netfl.errors.TransferFailed`
@@ -17,6 +18,7 @@ import networkx as nx
 import simpy
 
 from netfl.errors import TransferFailed
+from netfl.network.access import COVERAGE, MobileAccess
 from netfl.network.link import Channel, Link, LinkDown, LossModel
 from netfl.scenario.sections import (
     Links,
@@ -36,8 +38,13 @@ _HOP_TIE_BREAK_S = 1e-9  # added to every hop's routing weight so equal delays p
 
 
 class _HopFailed(Exception):
-    def __init__(self, link: Link, reason: str, wire_bits: float):
+    def __init__(self, link: Link, reason: str, wire_bits: float, progress_bits: float = 0.0):
         self.link, self.reason, self.wire_bits = link, reason, wire_bits
+        self.progress_bits = progress_bits  # of the payload, delivered on the failing hop
+
+
+def _down_reason(link: Link) -> str:
+    return "left-coverage" if link.down_reason == COVERAGE else "link-down"
 
 
 class Network:
@@ -46,13 +53,16 @@ class Network:
     def __init__(self, env: simpy.Environment, world: World, spec: Links,
                  streams: RandomStreams, trace: TraceBus):
         self.env, self.world, self.spec, self.trace = env, world, spec, trace
-        self._streams = streams
+        self.streams = streams
         self._links: dict[frozenset, Link] = {}
         self._ids = itertools.count()
         self._route_cache: dict[tuple[str, str], list[str] | None] = {}
         self._build_links()
+        # Routes among edge servers and the cloud; clients join through their access point.
         self._up_graph = nx.subgraph_view(
-            world.graph, filter_edge=lambda u, v: self._links[frozenset((u, v))].up)
+            world.graph, filter_node=lambda n: world.tier(n) != CLIENT,
+            filter_edge=lambda u, v: self._links[frozenset((u, v))].up)
+        self.mobile = MobileAccess(self) if world.mobile else None
 
     def _route_weight(self, u: str, v: str, _data: dict) -> float:
         return self._links[frozenset((u, v))].delay_s + _HOP_TIE_BREAK_S
@@ -97,7 +107,7 @@ class Network:
             loss, loss_rng = LossModel(), None
             if isinstance(spec.loss, RetransmitLoss):
                 loss = LossModel(spec.loss.probability, spec.loss.max_retransmissions)
-                loss_rng = self._streams.derive("network-loss", index)
+                loss_rng = self.streams.derive("network-loss", index)
             link = Link(u, v, data["link_class"], data.get("delay_s", spec.delay), channels[0],
                         channels[1], loss, loss_rng)
             self._links[frozenset((u, v))] = link
@@ -108,7 +118,7 @@ class Network:
             availability = self._class_spec(link.link_class).availability
             setter = self._outage_setter(link)
             if isinstance(availability, RandomOnOff):
-                rng = self._streams.derive("network-outages", index)
+                rng = self.streams.derive("network-outages", index)
                 self.env.process(random_onoff(self.env, rng, availability.mean_up,
                                               availability.mean_down, setter))
             elif isinstance(availability, ScheduledOnOff):
@@ -125,11 +135,19 @@ class Network:
     def link(self, u: str, v: str) -> Link:
         return self._links[frozenset((u, v))]
 
+    def find_link(self, u: str, v: str) -> Link | None:
+        return self._links.get(frozenset((u, v)))
+
+    def add_link(self, link: Link) -> None:
+        """Add a link made during the run (a mobile world's access link on first contact)."""
+        self._links[frozenset((link.u, link.v))] = link
+
     def set_link_state(self, link: Link, up: bool, reason: str) -> None:
         """Hold ``link`` down for ``reason`` (up=False) or release that reason (up=True)."""
         changed = link.release(reason) if up else link.hold_down(reason)
         if changed:
-            self._route_cache.clear()
+            if link.link_class != "access":  # access links are not in the cached routes
+                self._route_cache.clear()
             if self.trace.wants(LinkState):
                 self.trace.emit(LinkState(time_s=self.env.now, link=link.name, up=up))
 
@@ -138,8 +156,25 @@ class Network:
         for neighbour in self.world.graph.neighbors(node):
             self.set_link_state(self.link(node, neighbour), up, f"node {node}")
 
+    def access_point(self, client: str) -> str | None:
+        """The edge server ``client`` reaches the network through now (None: none, or its
+        access link is down)."""
+        edge = self.world.edge_of(client)
+        return edge if edge is not None and self.link(client, edge).up else None
+
     def route(self, src: str, dst: str) -> list[str] | None:
         """Shortest path by delay over links that are up, or None where there is none."""
+        head, tail = [], []
+        if self.world.tier(src) == CLIENT:
+            head, src = [src], self.access_point(src)
+        if self.world.tier(dst) == CLIENT:
+            tail, dst = [dst], self.access_point(dst)
+        if src is None or dst is None:
+            return None
+        middle = [src] if src == dst else self._core_route(src, dst)
+        return None if middle is None else head + middle + tail
+
+    def _core_route(self, src: str, dst: str) -> list[str] | None:
         key = (src, dst)
         if key not in self._route_cache:
             try:
@@ -167,6 +202,7 @@ class Network:
     def _transfer(self, src: str, dst: str, nbytes: float, tag: str, raw_nbytes: float):
         transfer_id, retry, started = next(self._ids), self.spec.retry, self.env.now
         nbits, wire_bits, retransmissions = nbytes * 8.0, 0.0, 0
+        retries, forwards = 0, []
         for attempt in itertools.count():
             if self.trace.wants(TransferStart):
                 self.trace.emit(TransferStart(time_s=self.env.now, transfer_id=transfer_id,
@@ -182,16 +218,35 @@ class Network:
                     retransmissions += lost
             except _HopFailed as failure:
                 wire_bits += failure.wire_bits
-                will_retry = attempt < retry.attempts
+                resumable = self._resumable(src, failure)
+                will_retry = resumable or retries < retry.attempts
                 self.trace.emit(TransferFail(
                     time_s=self.env.now, transfer_id=transfer_id, src=src, dst=dst, tag=tag,
                     nbytes=nbytes, reason=failure.reason, wire_bytes=wire_bits / 8.0,
                     link=failure.link.name if failure.link else "", will_retry=will_retry))
+                if resumable:
+                    rsu = yield from self.mobile.wait_for_coverage(src)
+                    if rsu is not None:
+                        old = failure.link.v if failure.link.u == src else failure.link.u
+                        nbits -= failure.progress_bits
+                        if old != dst and failure.progress_bits > 0:
+                            forwards.append(self.send(old, dst, failure.progress_bits / 8.0,
+                                                      tag="resumed-part"))
+                        continue
+                    self.trace.emit(TransferFail(
+                        time_s=self.env.now, transfer_id=transfer_id, src=src, dst=dst,
+                        tag=tag, nbytes=nbytes, reason="left-coverage",
+                        wire_bytes=wire_bits / 8.0, link=failure.link.name, will_retry=False))
+                    raise TransferFailed(src, dst, "left-coverage",
+                                         (failure.link.u, failure.link.v)) from None
                 if not will_retry:
                     link = (failure.link.u, failure.link.v) if failure.link else None
                     raise TransferFailed(src, dst, failure.reason, link) from None
-                yield self.env.timeout(retry.backoff * retry.backoff_factor**attempt)
+                yield self.env.timeout(retry.backoff * retry.backoff_factor**retries)
+                retries += 1
                 continue
+            if forwards:  # the parts received before a hand-over still cross the backhaul
+                yield self.env.all_of(forwards)
             report = TransferEnd(
                 time_s=self.env.now, transfer_id=transfer_id, src=src, dst=dst, tag=tag,
                 nbytes=nbytes, path=tuple(path), duration_s=self.env.now - started,
@@ -200,23 +255,33 @@ class Network:
             self.trace.emit(report)
             return report
 
+    def _resumable(self, src: str, failure: _HopFailed) -> bool:
+        """An upload cut on its first hop by leaving coverage, where the world resumes them."""
+        return (self.mobile is not None and self.mobile.resume.enabled
+                and failure.reason == "left-coverage" and failure.link is not None
+                and src in (failure.link.u, failure.link.v)
+                and self.world.tier(src) == CLIENT and failure.progress_bits > 0)
+
     def _hop(self, link: Link, u: str, v: str, nbits: float):
         """Cross one hop; returns (bits sent, retransmissions) or raises _HopFailed."""
         channel, sent, lost = link.channel(u, v), 0.0, 0
         while True:
             if not link.up:
-                raise _HopFailed(link, "link-down", sent)
+                raise _HopFailed(link, _down_reason(link), sent)
             epoch = link.down_epoch
+            if self.mobile is not None:
+                self.mobile.before_transmit(link)
             flow = channel.transmit(nbits, owner=link)
             try:
                 yield flow.event
             except LinkDown:
-                raise _HopFailed(link, "link-down", sent + flow.sent_bits) from None
+                raise _HopFailed(link, _down_reason(link), sent + flow.sent_bits,
+                                 flow.sent_bits) from None
             sent += nbits
             if link.delay_s > 0:
                 yield self.env.timeout(link.delay_s)
             if link.down_epoch != epoch:
-                raise _HopFailed(link, "link-down", sent)
+                raise _HopFailed(link, _down_reason(link), sent)
             if link.loss.retransmit_p > 0 and link.loss_rng.random() < link.loss.retransmit_p:
                 lost += 1
                 if lost > link.loss.max_retransmissions:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field, PrivateAttr, model_validator
 
 from netfl.scenario.algorithms import GROUP_KINDS, Algorithm, FedAvgSpec, GroupFelSpec
+from netfl.scenario.iov import IovWorld
 from netfl.scenario.sections import (
     DataSpec,
     Devices,
@@ -18,6 +21,10 @@ from netfl.scenario.types import Section
 
 CLOUD_ALGORITHMS = ("fedavg", "fedavg-qsgd", "hier-fedavg", "hier-local-qsgd", "hfl-pwp",
                     "hier-mo") + GROUP_KINDS
+IOV_ALGORITHMS = ("fed-chs", "hier-fedavg", "fedavg")
+IOV_PARTITIONS = ("iid", "dirichlet", "labels")
+
+World = Annotated[EdgeWorld | IovWorld, Field(discriminator="kind")]
 
 
 class Scenario(Section):
@@ -25,7 +32,7 @@ class Scenario(Section):
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=100)
     seed: int = 0
-    world: EdgeWorld
+    world: World
     links: Links = Links()
     devices: Devices = Devices()
     data: DataSpec = DataSpec()
@@ -43,6 +50,8 @@ class Scenario(Section):
 
     @model_validator(mode="after")
     def _cross_section(self) -> Scenario:
+        if isinstance(self.world, IovWorld):
+            return self._iov_checks()
         algo = self.algorithm
         if isinstance(algo, FedAvgSpec) and algo.clients_per_round is not None:
             if algo.clients_per_round > self.world.clients:
@@ -77,4 +86,32 @@ class Scenario(Section):
             raise ValueError("fed-chs passes the model between neighbouring edge servers: give "
                              "world.topology a ring, random or file graph (a star has no "
                              "edge-edge links)")
+        return self
+
+    def _iov_checks(self) -> Scenario:
+        """What an iov world allows: its algorithms, partitions over a vehicle population, and
+        access links whose rate and ups and downs come from the radio and the road."""
+        algo, world = self.algorithm, self.world
+        if algo.kind not in IOV_ALGORITHMS:
+            raise ValueError(f"algorithm {algo.kind!r} does not run on an iov world (clusters "
+                             f"change as vehicles move); use one of {', '.join(IOV_ALGORITHMS)}")
+        if algo.kind in ("hier-fedavg", "fedavg") and not world.cloud:
+            raise ValueError(f"{algo.kind} aggregates at the cloud: set world.cloud to true")
+        if self.data.partition.kind not in IOV_PARTITIONS:
+            raise ValueError(f"data.partition.kind {self.data.partition.kind!r} splits data by "
+                             f"edge server, which vehicles do not keep; on an iov world use "
+                             f"{', '.join(IOV_PARTITIONS)}")
+        access = self.links.access
+        if "rate" in access.model_fields_set or access.rate_up or access.rate_down:
+            raise ValueError("on an iov world the access rate comes from world.radio; remove "
+                             "links.access.rate / rate_up / rate_down")
+        if access.shared:
+            raise ValueError("links.access.shared is not modelled on an iov world (each vehicle "
+                             "has its own rate; MAC contention is not modelled)")
+        if access.availability.kind != "always":
+            raise ValueError("on an iov world access links go up and down with coverage; "
+                             "links.access.availability must be always")
+        if self.stop.max_cost is not None:
+            raise ValueError(f"stop.max_cost is a budget of Group-FEL's eq. (5) cost, which "
+                             f"{algo.kind} does not charge")
         return self

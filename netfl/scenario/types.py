@@ -55,3 +55,12 @@ def _resolve_path(value: object, info: ValidationInfo) -> object:
 
 ExistingFile = Annotated[Path, BeforeValidator(_resolve_path)]
 ResolvedPath = Annotated[Path, BeforeValidator(_resolve)]
+
+Distance = Annotated[float, _unit("distance"), Field(ge=0, description="metres")]
+PositiveDistance = Annotated[float, _unit("distance"), Field(gt=0, description="metres")]
+Speed = Annotated[float, _unit("speed"), Field(gt=0, description="m/s")]
+NonNegativeSpeed = Annotated[float, _unit("speed"), Field(ge=0, description="m/s")]
+Frequency = Annotated[float, _unit("frequency"), Field(gt=0, description="Hz")]
+Power = Annotated[float, _unit("power"), Field(description="dBm")]
+Gain = Annotated[float, _unit("gain"), Field(description="dB")]
+NonNegativeGain = Annotated[float, _unit("gain"), Field(ge=0, description="dB")]

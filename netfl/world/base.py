@@ -3,17 +3,25 @@
 Node names: clients ``c0..c{N-1}``, edge servers ``e0..e{M-1}``, the cloud ``cloud``. Every graph
 edge carries ``link_class`` ("access", "backhaul" or "core") and may carry ``rate_bps`` and
 ``delay_s`` that override its class (for example from a topology file).
+
+Association (which edge server each client is attached to) may change over time: a mobile world
+(IoV) calls :meth:`World.attach` and :meth:`World.detach` as vehicles enter and leave coverage,
+and the network, subscribed with :meth:`World.subscribe`, brings access links up and down with
+it. A static world attaches every client once, at construction, and never changes.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
 
 import networkx as nx
 
 CLIENT, EDGE, CLOUD = "client", "edge", "cloud"
 TIERS = (CLIENT, EDGE, CLOUD)
 LINK_CLASSES = ("access", "backhaul", "core")
+
+# listener(client, edge_server, attached): called after the association changed
+AssociationListener = Callable[[str, str, bool], None]
 
 
 def client_name(i: int) -> str:
@@ -27,32 +35,69 @@ def edge_name(j: int) -> str:
 CLOUD_NAME = "cloud"
 
 
-@dataclass
 class World:
-    """A static world (the time-varying IoV and LEO worlds extend it with processes).
+    """A world: its graph, its nodes by tier, and the current client-edge association.
 
-    graph: undirected; node attribute ``tier``; edge attribute ``link_class``.
-    client_edge: each client's edge server.
+    graph: undirected; node attribute ``tier``; edge attribute ``link_class``. A mobile world
+    adds access edges as clients first meet edge servers.
+    client_edge: each client's edge server now (None while a mobile client is out of coverage).
     """
 
-    graph: nx.Graph
-    clients: list[str]
-    edge_servers: list[str]
-    cloud: str | None
-    client_edge: dict[str, str]
-    _members: dict[str, list[str]] = field(init=False, repr=False)
+    mobile = False
 
-    def __post_init__(self) -> None:
-        self._members = {es: [] for es in self.edge_servers}
-        for client in self.clients:
-            self._members[self.client_edge[client]].append(client)
+    def __init__(self, graph: nx.Graph, clients: list[str], edge_servers: list[str],
+                 cloud: str | None, client_edge: dict[str, str | None]):
+        self.graph, self.clients, self.edge_servers, self.cloud = graph, clients, edge_servers, cloud
+        self.client_edge: dict[str, str | None] = dict.fromkeys(clients)
+        # dicts keep insertion order: members in the order they attached (client order here)
+        self._members: dict[str, dict[str, None]] = {es: {} for es in edge_servers}
+        self._listeners: list[AssociationListener] = []
+        for client in clients:
+            if client_edge.get(client) is not None:
+                self.attach(client, client_edge[client])
 
     def tier(self, node: str) -> str:
         return self.graph.nodes[node]["tier"]
 
     def clients_of(self, edge_server: str) -> list[str]:
-        """The clients attached to ``edge_server``, in client order."""
-        return self._members[edge_server]
+        """The clients attached to ``edge_server`` now (static worlds: in client order)."""
+        return list(self._members[edge_server])
+
+    def edge_of(self, client: str) -> str | None:
+        """The edge server ``client`` is attached to now, or None."""
+        return self.client_edge[client]
+
+    def present_clients(self) -> list[str]:
+        """The clients attached to some edge server now, in client order."""
+        return [c for c in self.clients if self.client_edge[c] is not None]
+
+    def subscribe(self, listener: AssociationListener) -> None:
+        """Call ``listener(client, edge_server, attached)`` after every association change."""
+        self._listeners.append(listener)
+
+    def attach(self, client: str, edge_server: str) -> None:
+        """Make ``client`` a client of ``edge_server`` (leaving its current one, if any)."""
+        current = self.client_edge[client]
+        if current == edge_server:
+            return
+        if current is not None:
+            self.detach(client)
+        if not self.graph.has_edge(client, edge_server):
+            self.graph.add_edge(client, edge_server, link_class="access")
+        self.client_edge[client] = edge_server
+        self._members[edge_server][client] = None
+        for listener in self._listeners:
+            listener(client, edge_server, True)
+
+    def detach(self, client: str) -> None:
+        """``client`` leaves its edge server's coverage (no-op when it has none)."""
+        current = self.client_edge[client]
+        if current is None:
+            return
+        self.client_edge[client] = None
+        del self._members[current][client]
+        for listener in self._listeners:
+            listener(client, current, False)
 
     def edge_graph(self) -> nx.Graph:
         """The edge-server graph: edge servers and their backhaul links, as a new graph.
@@ -68,3 +113,8 @@ class World:
 
     def start(self, env, streams) -> None:
         """Start the world's own processes (mobility, orbits). A static world has none."""
+
+    def summary(self, now_s: float) -> dict:
+        """World-specific figures up to ``now_s`` for summary.json (none for a static
+        world)."""
+        return {}

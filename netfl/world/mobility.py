@@ -73,14 +73,16 @@ class Trip:
 
 def highway_trips(length_m: float, lanes: int, lane_width_m: float, arrivals_per_s: float,
                   duration_s: float, speed_mps: tuple[float, float, float, float],
-                  rng: np.random.Generator) -> list[Trip]:
-    """Vehicles entering a straight highway from both ends (``lanes`` lanes each way along the
-    x axis, the centre line at y = 0) as Poisson processes of ``arrivals_per_s`` per direction,
-    with speeds (mean, std, low, high) from a truncated normal. Sorted by entry time; vehicle
-    names ``v0, v1, ...`` in that order."""
+                  rng: np.random.Generator, directions: int = 2,
+                  start_s: float = 0.0) -> list[Trip]:
+    """Vehicles entering a straight highway from both ends (or only at x = 0 with
+    ``directions=1``; ``lanes`` lanes each way along the x axis, the centre line at y = 0) as
+    Poisson processes of ``arrivals_per_s`` per direction during [start_s, start_s +
+    duration_s), with speeds (mean, std, low, high) from a truncated normal. Sorted by entry
+    time; vehicle names ``v0, v1, ...`` in that order."""
     trips = []
-    for direction in (+1, -1):
-        times = poisson_arrivals(arrivals_per_s, duration_s, rng)
+    for direction in (+1, -1)[:directions]:
+        times = start_s + poisson_arrivals(arrivals_per_s, duration_s, rng)
         speeds = truncated_normal(*speed_mps, size=len(times), rng=rng)
         lane = rng.integers(lanes, size=len(times))
         for t, v, k in zip(times, speeds, lane, strict=True):

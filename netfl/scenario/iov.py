@@ -1,0 +1,219 @@
+"""The ``iov`` world's section: a road, road-side units on it, traffic, and the V2I radio.
+
+Defaults follow the road (docs/models/iov.md gives the sources): coverage radius 500 m on a
+highway, 300 m in town (grid, trace); speeds 110 +- 5.8 km/h on a highway, 38 +- 1 km/h in town;
+DSRC's 6 Mbit/s when no radio is given. Distances and speeds take units ("10 km", "38 km/h").
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, NonNegativeFloat, PositiveFloat, PositiveInt, model_validator
+
+from netfl.scenario.types import (
+    Distance,
+    Duration,
+    ExistingFile,
+    Frequency,
+    Gain,
+    NonNegativeGain,
+    NonNegativeSpeed,
+    PositiveDistance,
+    PositiveDuration,
+    Power,
+    Rate,
+    Section,
+    Speed,
+)
+
+
+class HighwayRoad(Section):
+    """A straight road along the x axis from 0 to ``length``, ``lanes`` lanes per direction."""
+
+    kind: Literal["highway"]
+    length: PositiveDistance = 10_000.0
+    lanes: PositiveInt = 2
+    lane_width: PositiveDistance = 3.5
+    directions: Literal[1, 2] = 2
+
+
+class TurnProbabilities(Section):
+    """What a vehicle does at an intersection (renormalized where a way is closed by the
+    grid's edge; a vehicle that runs off the grid leaves)."""
+
+    straight: NonNegativeFloat = 0.5
+    left: NonNegativeFloat = 0.25
+    right: NonNegativeFloat = 0.25
+
+    @model_validator(mode="after")
+    def _some(self) -> TurnProbabilities:
+        if self.straight + self.left + self.right <= 0:
+            raise ValueError("at least one of straight, left, right must be positive")
+        return self
+
+
+class GridRoad(Section):
+    """A Manhattan grid of ``blocks_x`` x ``blocks_y`` square blocks of side ``block`` (streets
+    on x = i * block and y = j * block). Vehicles enter at every street end on the boundary."""
+
+    kind: Literal["grid"]
+    blocks_x: PositiveInt = 4
+    blocks_y: PositiveInt = 4
+    block: PositiveDistance = 250.0
+    turns: TurnProbabilities = TurnProbabilities()
+
+
+class TraceRoad(Section):
+    """Vehicles from a SUMO floating-car-data trace (plain or .gz); the road is the trace's
+    bounding box. ``start`` skips the trace's first seconds; its time then starts at 0."""
+
+    kind: Literal["fcd"]
+    path: ExistingFile
+    start: Duration = 0.0
+    max_vehicles: PositiveInt | None = Field(None, description="read only the first N vehicles")
+
+
+Road = Annotated[HighwayRoad | GridRoad | TraceRoad, Field(discriminator="kind")]
+
+
+class SpeedDistribution(Section):
+    """Speeds ~ N(mean, std^2) truncated to [min, max] (default mean -+ 3 std, at least 1 m/s)."""
+
+    mean: Speed
+    std: NonNegativeSpeed = 0.0
+    min: NonNegativeSpeed | None = None
+    max: Speed | None = None
+
+    def bounds(self) -> tuple[float, float, float, float]:
+        """(mean, std, low, high) in m/s."""
+        low = max(self.mean - 3 * self.std, 1.0) if self.min is None else self.min
+        high = self.mean + 3 * self.std if self.max is None else self.max
+        return self.mean, self.std, low, high
+
+    @model_validator(mode="after")
+    def _ordered(self) -> SpeedDistribution:
+        _, _, low, high = self.bounds()
+        if low > high or not low <= self.mean <= high:
+            raise ValueError(f"need min <= mean <= max; got min={low:.3g} m/s, "
+                             f"mean={self.mean:.3g} m/s, max={high:.3g} m/s")
+        if high <= 0:
+            raise ValueError("max speed must be positive")
+        return self
+
+
+class Traffic(Section):
+    """Built-in traffic: vehicles arrive at each road entry (a highway's two ends; every street
+    end of a grid) as a Poisson process of ``arrivals_per_hour``, during [0, ``duration``)."""
+
+    arrivals_per_hour: PositiveFloat = 2000.0
+    speed: SpeedDistribution | None = None
+    duration: PositiveDuration = 3600.0
+
+
+class RsuPlacement(Section):
+    """Road-side units every ``spacing`` (along a highway; on a square lattice over a grid or a
+    trace's bounding box, starting at ``offset``), or at the given ``positions`` [[x, y], ...]
+    in metres. Each covers a disc of radius ``coverage``."""
+
+    spacing: PositiveDistance | None = None
+    offset: Distance | None = Field(None, description="first RSU's distance from the origin; "
+                                    "default half a spacing (0 on a grid: at intersections)")
+    positions: list[tuple[float, float]] | None = None
+    coverage: PositiveDistance | None = None
+
+    @model_validator(mode="after")
+    def _one_way(self) -> RsuPlacement:
+        if (self.spacing is None) == (self.positions is None):
+            raise ValueError("give exactly one of spacing or positions")
+        if self.positions is not None and not self.positions:
+            raise ValueError("positions must list at least one RSU")
+        return self
+
+
+class FixedRadio(Section):
+    """A fixed V2I rate (DSRC / IEEE 802.11p: 3-27 Mbit/s, 6 Mbit/s the default data rate)."""
+
+    kind: Literal["fixed"] = "fixed"
+    rate: Rate = 6e6
+
+
+class ShannonRadio(Section):
+    """Shannon rate with path loss: B log2(1 + SNR) on the current vehicle-RSU distance, with
+    log-normal shadowing correlated over ``decorrelation`` metres (Gudmundson). Uplink:
+    vehicle -> RSU; downlink: RSU -> vehicle."""
+
+    kind: Literal["shannon"]
+    path_loss: Literal["tr36885-v2i", "free-space"] = "tr36885-v2i"
+    frequency: Frequency = 5.9e9
+    bandwidth: Frequency = 10e6
+    vehicle_tx_power: Power = 23.0
+    rsu_tx_power: Power = 23.0
+    vehicle_antenna_gain: Gain = 3.0
+    rsu_antenna_gain: Gain = 8.0
+    vehicle_noise_figure: NonNegativeGain = 9.0
+    rsu_noise_figure: NonNegativeGain = 5.0
+    shadowing_std: NonNegativeGain | None = Field(
+        None, description="dB; default 8 for tr36885-v2i, 0 for free-space")
+    decorrelation: PositiveDistance = 50.0
+    max_rate: Rate | None = None
+
+    def shadowing_sigma_db(self) -> float:
+        if self.shadowing_std is not None:
+            return self.shadowing_std
+        return 8.0 if self.path_loss == "tr36885-v2i" else 0.0
+
+
+Radio = Annotated[FixedRadio | ShannonRadio, Field(discriminator="kind")]
+
+
+class RateUpdate(Section):
+    """A moving vehicle's rate is recomputed at least every ``interval`` of simulated time and
+    every ``distance`` it moves, whichever comes first, while it is transferring."""
+
+    interval: PositiveDuration = 0.1
+    distance: PositiveDistance = 5.0
+
+
+class ResumeUploads(Section):
+    """With ``enabled``, an upload cut by leaving coverage keeps what it sent and resumes at the
+    next RSU the vehicle reaches within ``within``; the part the old RSU received is forwarded
+    to the destination over the backhaul. Otherwise the upload is lost."""
+
+    enabled: bool = False
+    within: PositiveDuration = 30.0
+
+
+class IovWorld(Section):
+    """Vehicles on a road are clients of road-side units (edge servers), joined by fibre along
+    the road, with an optional cloud behind them."""
+
+    kind: Literal["iov"]
+    road: Road
+    rsus: RsuPlacement
+    traffic: Traffic = Traffic()
+    max_clients: PositiveInt = Field(
+        200, description="distinct data-carrying vehicles; ids are recycled past this")
+    radio: Radio = FixedRadio()
+    rate_update: RateUpdate = RateUpdate()
+    resume_uploads: ResumeUploads = ResumeUploads()
+    backhaul_delay_per_km: Duration = Field(5e-6, description="fibre: about 5 us per km")
+    cloud: bool = True
+
+    def coverage_m(self) -> float:
+        if self.rsus.coverage is not None:
+            return self.rsus.coverage
+        return 500.0 if self.road.kind == "highway" else 300.0
+
+    def speed_bounds(self) -> tuple[float, float, float, float]:
+        """(mean, std, low, high) in m/s of the built-in traffic."""
+        if self.traffic.speed is not None:
+            return self.traffic.speed.bounds()
+        mean, std = (110.0, 5.8) if self.road.kind == "highway" else (38.0, 1.0)
+        return SpeedDistribution(mean=mean / 3.6, std=std / 3.6).bounds()
+
+    @model_validator(mode="after")
+    def _consistent(self) -> IovWorld:
+        if self.road.kind == "fcd" and "traffic" in self.model_fields_set:
+            raise ValueError("traffic applies to built-in roads; an fcd trace brings its own")
+        return self
