@@ -27,7 +27,8 @@ from netfl.results.recorder import Recorder
 from netfl.scenario import Scenario, dump_scenario, load_scenario
 from netfl.sim.clock import RandomStreams
 from netfl.sim.trace import TraceBus
-from netfl.world import build_world
+from netfl.world import RoadWorld, build_world
+from netfl.world.iov import VISIT_COLUMNS, space_time_segments, visit_rows
 
 METRIC_COLUMNS = ["sim_time_s", "round", "accuracy", "loss", "bytes_total", "bytes_hop_weighted",
                   "wire_bytes_total", "transfers_failed", "dropouts", "cost_total"]
@@ -76,6 +77,8 @@ class Simulation:
                            self.network)
         index = {client: i for i, client in enumerate(self.world.clients)}
         groups = [[index[c] for c in self.world.clients_of(es)] for es in self.world.edge_servers]
+        if self.world.mobile:  # vehicles carry their data everywhere: one population
+            groups = [list(range(len(self.world.clients)))]
         self.dataset, self.partition = build_data(scenario.data, groups, self.streams)
         self.stop_reason: str | None = None
         self.host_time_s = 0.0
@@ -118,9 +121,32 @@ class Simulation:
         counts = self.partition.counts
         table = pd.DataFrame(counts, columns=[f"label_{k}" for k in range(counts.shape[1])])
         table.insert(0, "samples", counts.sum(axis=1))
-        table.insert(0, "edge_server", [self.world.client_edge[c] for c in self.world.clients])
+        # a mobile world's clients have no fixed edge server: "" there
+        table.insert(0, "edge_server", ["" if self.world.mobile else self.world.client_edge[c]
+                                        for c in self.world.clients])
         table.insert(0, "client", self.world.clients)
         return table
+
+    def world_tables(self) -> dict[str, pd.DataFrame]:
+        """Tables of a mobile world for the results directory: visits.csv (each vehicle's
+        time in each RSU's coverage)."""
+        if not isinstance(self.world, RoadWorld):
+            return {}
+        return {"visits": pd.DataFrame(visit_rows(self.world, self.env.now),
+                                       columns=VISIT_COLUMNS)}
+
+    def plot_world(self, directory: Path) -> None:
+        """space_time.png for a road world: vehicles, RSUs and where the model was."""
+        if not isinstance(self.world, RoadWorld):
+            return
+        from netfl.results.plots import plot_space_time
+
+        world, now = self.world, self.env.now
+        model = [(t, world.rsu_xy[node][0]) for t, node in self.recorder.model_path
+                 if node in world.rsu_xy]
+        plot_space_time(space_time_segments(world, now), [x for x, _ in world.rsu_xy.values()],
+                        world.coverage_m, model, now, Path(directory) / "space_time.png",
+                        f"{self.scenario.name}: vehicles, RSUs and the model")
 
     def metrics(self) -> pd.DataFrame:
         return pd.DataFrame(self.recorder.metrics, columns=METRIC_COLUMNS)
@@ -169,6 +195,9 @@ class Simulation:
             "updates_lost_in_training": rec.updates_lost_in_training,
             "handovers": rec.handovers,
             "handovers_failed": rec.handovers_failed,
+            "uploads_lost": rec.uploads_lost,
+            "downloads_lost": rec.downloads_lost,
+            "coverage_cuts": rec.coverage_cuts,
             "cost_total": rec.cost_total,
             "cost_by_kind": dict(sorted(rec.cost_by_kind.items())),
             "cost_to_target": reached["cost_total"] if reached else None,
@@ -183,10 +212,11 @@ class Simulation:
             "host_time_s": self.host_time_s,
             "netfl_version": _version(),
         }
-        extras = self.algorithm.summary_extras()
+        extras = self.algorithm.summary_extras() | self.world.summary(self.env.now)
         clash = set(extras) & set(summary)
         if clash:
-            raise RuntimeError(f"algorithm summary keys {sorted(clash)} clash with netfl's")
+            raise RuntimeError(f"algorithm or world summary keys {sorted(clash)} clash with "
+                               f"netfl's")
         return summary | extras
 
 
@@ -230,8 +260,10 @@ def run_scenario(
                          scenario.stop.target_accuracy)
                 plot_partition(partition, directory, f"{scenario.data.dataset}, "
                                f"{scenario.data.partition.kind} partition")
+                simulation.plot_world(directory)
 
         partition = simulation.partition_table()
         path = write_run(parent, run_id or new_run_id(scenario.seed), summary, metrics,
-                         dump_scenario(scenario), events, plot, {"partition": partition})
+                         dump_scenario(scenario), events, plot,
+                         {"partition": partition} | simulation.world_tables())
     return RunResult(scenario, summary, metrics, events, path)

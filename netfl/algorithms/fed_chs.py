@@ -13,6 +13,11 @@ Hierarchical Architecture", ../shared/seeds/000_8caa492600db5cc0.txt).
     18:  c(m(t+1)) += 1
 
 gamma_n are data-size weights within the cluster, over the clients whose gradients arrived.
+
+On a mobile world (IoV: RSUs are the ESs, passing vehicles their clients) the cluster N_m is
+whoever is in the RSU's coverage at each exchange, and only uploads that complete before the
+vehicle leaves count; D_A,m in the next-ES rule is the data in the candidate's coverage when
+the rule is applied. On a static world both are the fixed clusters of the paper.
 The E variant of the paper's Fig. 2 (``local_steps`` E > 1): K / E exchanges per round, in each
 of which clients take E SGD steps from w^t_k (rate eta at the block's first k) and upload their
 model; the ES averages the models with the same gamma_n (for E = 1 that is exactly eq. 5).
@@ -55,8 +60,6 @@ class FedCHS(Algorithm):
         graph = world.edge_graph()
         order = {m: i for i, m in enumerate(world.edge_servers)}
         neighbours = {m: list(graph.neighbors(m)) for m in world.edge_servers}
-        data = {m: float(self.trainer.client_sizes[self.indices(world.clients_of(m))].sum())
-                for m in world.edge_servers}
         visits = dict.fromkeys(world.edge_servers, 0)
         rng = self.ctx.streams.get("sampling")
         m = world.edge_servers[int(rng.integers(len(world.edge_servers)))]
@@ -65,17 +68,23 @@ class FedCHS(Algorithm):
             return
         for t in range(1, spec.rounds + 1):
             w = yield from self.train_cluster(m, w, t)
-            ranked = rank_next(neighbours[m], visits, data, order)
+            ranked = rank_next(neighbours[m], visits, self.cluster_data(), order)
             m = yield from self.move_model(m, ranked, t)
             visits[m] += 1
             if self.end_round(t, w):
                 return
 
+    def cluster_data(self) -> dict[str, float]:
+        """D_A,m: the data held by each ES's cluster now."""
+        sizes = self.trainer.client_sizes
+        return {m: float(sizes[self.indices(self.world.clients_of(m))].sum())
+                for m in self.world.edge_servers}
+
     def train_cluster(self, es: str, w, t: int):
         """Lines 7-14: K local iterations of ES ``es``'s cluster, in K / E exchanges."""
-        spec, clients = self.spec, self.world.clients_of(es)
-        steps = spec.local_steps
+        spec, steps = self.spec, self.spec.local_steps
         for block in range(spec.interactions // steps):
+            clients = self.world.clients_of(es)
             eta = learning_rate(spec.schedule, block * steps, spec.interactions, spec.lr)
             if steps == 1:
                 arrived = yield from self.exchange(es, clients, t, 1)

@@ -5,7 +5,8 @@ every upload and download crosses the access, backhaul and core links on its rou
 
     initialize w_0
     for each round t = 1, 2, ..., T:
-        S_t <- random set of m clients                 (clients_per_round; all when absent)
+        S_t <- random set of m clients                 (clients_per_round; all when absent;
+                                                        on IoV, among the vehicles in coverage)
         for each client k in S_t in parallel:
             w_k <- ClientUpdate(k, w_t)                 (download, E local steps, upload)
         w_{t+1} <- sum_k (n_k / n) w_k                  (over the updates that arrived)
@@ -23,7 +24,7 @@ class FedAvg(Algorithm):
         if self.evaluate(w, 0):
             return
         for t in range(1, spec.rounds + 1):
-            chosen = self.sample_clients(self.world.clients, spec.clients_per_round)
+            chosen = self.sample_clients(self.world.present_clients(), spec.clients_per_round)
             result = yield from self.train_round(cloud, chosen, w, t)
             if result.updates:
                 w = yield from self.aggregate(cloud, result.updates, result.weights, "cloud", t)

@@ -47,9 +47,9 @@ class HierFedAvg(Algorithm):
         cloud = self.world.cloud
         if not (yield from self.send(cloud, edge_server, self.download_bytes)):
             return None
-        clients = self.world.clients_of(edge_server)
         w_edge, contributors = w, set()
         for _ in range(self.spec.edge_rounds):
+            clients = self.world.clients_of(edge_server)  # changes as vehicles move (IoV)
             result = yield from self.train_round(edge_server, clients, w_edge, t)
             if result.updates:
                 contributors.update(result.clients)

@@ -121,3 +121,37 @@ def plot_partition(table: pd.DataFrame, out_dir: Path, title: str) -> Path:
     fig.savefig(path)
     plt.close(fig)
     return path
+
+
+def plot_space_time(segments: list[tuple[tuple[float, float], tuple[float, float]]],
+                    rsu_x: list[float], coverage_m: float, model_track: list[tuple[float, float]],
+                    t_end_s: float, path: Path, title: str) -> Path:
+    """space_time.png: vehicles' x position against simulated time (thin lines, one per
+    straight segment: ((t0, x0), (t1, x1)) in s and m), each RSU's position and coverage band,
+    and the model's position (the RSU holding it) as a thick step line."""
+    plt = _pyplot()
+    from matplotlib.collections import LineCollection
+
+    fig, ax = plt.subplots(figsize=(9, 5), dpi=110)
+    for x in rsu_x:
+        ax.axhspan(x - coverage_m, x + coverage_m, color="tab:blue", alpha=0.06, linewidth=0)
+        ax.axhline(x, color="tab:blue", linewidth=0.6, linestyle=":")
+    ax.add_collection(LineCollection(segments, colors="0.45", linewidths=0.5, alpha=0.7,
+                                     label="vehicles"))
+    if model_track:
+        times = [t for t, _ in model_track] + [t_end_s]
+        xs = [x for _, x in model_track] + [model_track[-1][1]]
+        ax.step(times, xs, where="post", color="tab:red", linewidth=2.2, label="model (at RSU)")
+    ax.plot([], [], color="tab:blue", linestyle=":", label="RSU (band: coverage)")
+    low = min(rsu_x) - coverage_m
+    high = max(rsu_x) + coverage_m
+    ax.set_xlim(0, max(t_end_s, 1e-9))
+    ax.set_ylim(low, high)
+    ax.set_xlabel("simulated time (s)")
+    ax.set_ylabel("x position (m)")
+    ax.set_title(title)
+    ax.legend(loc="upper right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return Path(path)

@@ -9,9 +9,12 @@ Accounting conventions (docs/models/network.md):
 * ``wire_bytes_total`` counts every bit sent on every hop, retransmissions and the partial
   progress of failed attempts included;
 * ``handovers`` counts model hand-overs that arrived, ``handovers_failed`` failed attempts;
+  ``model_path`` lists (time, holder): the first sender, then each node that received it;
 * ``cost_by_kind`` sums Group-FEL's eq. (5) costs (seconds of client time) by kind;
 * ``transfers_failed`` counts transfers that failed for good (retries spent);
-  ``transfer_attempts_failed`` counts every failed attempt.
+  ``transfer_attempts_failed`` counts every failed attempt;
+* ``coverage_cuts`` counts attempts cut by a vehicle leaving coverage (IoV);
+  ``uploads_lost`` / ``downloads_lost`` the client uploads / downloads that failed for good so.
 """
 
 from __future__ import annotations
@@ -53,10 +56,14 @@ class Recorder:
         self.transfers_delivered = 0
         self.transfers_failed = 0
         self.transfer_attempts_failed = 0
+        self.coverage_cuts = 0  # transfer attempts cut by a vehicle leaving coverage (IoV)
+        self.uploads_lost = 0  # client uploads that failed for good that way
+        self.downloads_lost = 0
         self.retransmissions = 0
         self.dropouts = 0
         self.handovers = 0
         self.handovers_failed = 0
+        self.model_path: list[tuple[float, str]] = []  # (time, node) where hand-overs put it
         self.compute_time_s_by_tier: Counter[str] = Counter()
         self.aggregation_time_s_by_tier: Counter[str] = Counter()
         self.updates_lost_in_training = 0
@@ -95,9 +102,14 @@ class Recorder:
 
     def _on_transfer_fail(self, r: TransferFail) -> None:
         self.transfer_attempts_failed += 1
+        if r.reason == "left-coverage":
+            self.coverage_cuts += 1
         if not r.will_retry:
             self.transfers_failed += 1
             self.wire_bytes_total += r.wire_bytes
+            if r.reason == "left-coverage":
+                self.uploads_lost += self._tier(r.src) == "client"
+                self.downloads_lost += self._tier(r.dst) == "client"
 
     def _on_train_end(self, r: TrainEnd) -> None:
         self.compute_time_s_by_tier[self._tier(r.node)] += r.duration_s
@@ -112,8 +124,11 @@ class Recorder:
             self.dropouts += 1
 
     def _on_handover(self, r: HandOver) -> None:
+        if not self.model_path:
+            self.model_path.append((0.0, r.src))
         if r.ok:
             self.handovers += 1
+            self.model_path.append((r.time_s, r.dst))
         else:
             self.handovers_failed += 1
 

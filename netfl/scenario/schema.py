@@ -52,6 +52,8 @@ class Scenario(Section):
     def _cross_section(self) -> Scenario:
         if isinstance(self.world, IovWorld):
             return self._iov_checks()
+        if self.links.access.rate is None:
+            raise ValueError("links.access.rate is required (e.g. '20 Mbps')")
         algo = self.algorithm
         if isinstance(algo, FedAvgSpec) and algo.clients_per_round is not None:
             if algo.clients_per_round > self.world.clients:
@@ -102,7 +104,9 @@ class Scenario(Section):
                              f"edge server, which vehicles do not keep; on an iov world use "
                              f"{', '.join(IOV_PARTITIONS)}")
         access = self.links.access
-        if "rate" in access.model_fields_set or access.rate_up or access.rate_down:
+        if "access" not in self.links.model_fields_set:
+            self.links.access.rate = None  # the edge default does not apply here
+        if access.rate or access.rate_up or access.rate_down:
             raise ValueError("on an iov world the access rate comes from world.radio; remove "
                              "links.access.rate / rate_up / rate_down")
         if access.shared:

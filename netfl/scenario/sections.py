@@ -177,9 +177,10 @@ LinkAvailability = Annotated[AlwaysUp | RandomOnOff | ScheduledOnOff, Field(disc
 class LinkSpec(Section):
     """One link class. Each direction has its own capacity; ``rate_up`` (towards the cloud) and
     ``rate_down`` default to ``rate``. With ``shared``, all access links of one edge server share
-    its capacity per direction (one radio cell) instead of each having their own."""
+    its capacity per direction (one radio cell) instead of each having their own. ``rate`` is
+    required everywhere but on an iov world's access class, whose rates come from its radio."""
 
-    rate: Rate
+    rate: Rate | None = None
     rate_up: Rate | None = None
     rate_down: Rate | None = None
     delay: Duration = 0.0
@@ -209,6 +210,9 @@ class Links(Section):
     def _shared_only_access(self) -> Links:
         if self.backhaul.shared or self.core.shared:
             raise ValueError("shared: true applies to the access class only")
+        for name in ("backhaul", "core"):
+            if getattr(self, name).rate is None:
+                raise ValueError(f"links.{name}.rate is required (e.g. '1 Gbps')")
         return self
 
 

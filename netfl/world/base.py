@@ -47,7 +47,8 @@ class World:
 
     def __init__(self, graph: nx.Graph, clients: list[str], edge_servers: list[str],
                  cloud: str | None, client_edge: dict[str, str | None]):
-        self.graph, self.clients, self.edge_servers, self.cloud = graph, clients, edge_servers, cloud
+        self.graph, self.clients, self.cloud = graph, clients, cloud
+        self.edge_servers = edge_servers
         self.client_edge: dict[str, str | None] = dict.fromkeys(clients)
         # dicts keep insertion order: members in the order they attached (client order here)
         self._members: dict[str, dict[str, None]] = {es: {} for es in edge_servers}

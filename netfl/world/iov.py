@@ -155,8 +155,9 @@ class RoadWorld(World):
     def __init__(self, graph: nx.Graph, clients: list[str], rsus: list[str], cloud: str | None,
                  rsu_xy: dict[str, tuple[float, float]], coverage_m: float,
                  visits: list[Visit], tracks: dict[str, list[tuple[str, Trip]]],
-                 vehicles_without_data: int):
+                 vehicles_without_data: int, spec: IovWorld):
         super().__init__(graph, clients, rsus, cloud, {})
+        self.spec = spec  # the scenario's world section: radio, rate updates, resumption
         self.rsu_xy, self.coverage_m, self.visits = rsu_xy, coverage_m, visits
         self.vehicles_without_data = vehicles_without_data
         self._tracks = tracks
@@ -221,9 +222,10 @@ def iov_summary(world: RoadWorld, now_s: float) -> dict:
     one RSU for another at the same instant), dwell times of completed visits, per-RSU load."""
     seen = [v for v in world.visits if v.start_s <= now_s]
     done = np.array([v.end_s - v.start_s for v in seen if v.end_s <= now_s])
-    handovers = sum(1 for a, b in zip(seen, seen[1:], strict=False)
-                    if a.client == b.client and a.vehicle == b.vehicle and a.rsu != b.rsu
-                    and abs(a.end_s - b.start_s) < 1e-9 and b.start_s <= now_s)
+    by_vehicle = sorted(seen, key=lambda v: (v.client, v.vehicle, v.start_s))
+    handovers = sum(1 for a, b in zip(by_vehicle, by_vehicle[1:], strict=False)
+                    if (a.client, a.vehicle) == (b.client, b.vehicle) and a.rsu != b.rsu
+                    and abs(a.end_s - b.start_s) < 1e-9)
     load = {}
     for rsu in world.edge_servers:
         mine = [v for v in seen if v.rsu == rsu]
@@ -241,6 +243,34 @@ def iov_summary(world: RoadWorld, now_s: float) -> dict:
                     "p10": quantiles[0], "median": quantiles[1], "p90": quantiles[2]},
         "load_by_rsu": load,
     }
+
+
+VISIT_COLUMNS = ["client", "vehicle", "rsu", "start_s", "end_s", "dwell_s"]
+
+
+def visit_rows(world: RoadWorld, now_s: float) -> list[dict]:
+    """One row per visit begun by ``now_s`` (clipped there): who, where, when, how long."""
+    return [{"client": v.client, "vehicle": v.vehicle, "rsu": v.rsu, "start_s": v.start_s,
+             "end_s": min(v.end_s, now_s), "dwell_s": min(v.end_s, now_s) - v.start_s}
+            for v in world.visits if v.start_s <= now_s]
+
+
+def space_time_segments(world: RoadWorld, now_s: float, max_vehicles: int = 400
+                        ) -> list[tuple[tuple[float, float], tuple[float, float]]]:
+    """((t0, x0), (t1, x1)) of every path segment within [0, now_s], for the first
+    ``max_vehicles`` data-carrying vehicles to appear (more only blacken the figure)."""
+    shown: set[tuple[str, str]] = set()
+    for v in world.visits:
+        if len(shown) >= max_vehicles:
+            break
+        shown.add((v.client, v.vehicle))
+    segments = []
+    for client, track in world.tracks().items():
+        for vehicle, trip in track:
+            t0, t1 = max(trip.start_s, 0.0), min(trip.end_s, now_s)
+            if (client, vehicle) in shown and t1 > t0:
+                segments.append(((t0, trip.position(t0)[0]), (t1, trip.position(t1)[0])))
+    return segments
 
 
 def build_iov_world(spec: IovWorld, rng: np.random.Generator) -> RoadWorld:
@@ -291,4 +321,4 @@ def build_iov_world(spec: IovWorld, rng: np.random.Generator) -> RoadWorld:
             graph.add_edge(rsu, cloud, link_class="core")
     without = sum(1 for vehicle, _ in raw if slot[vehicle] is None)
     return RoadWorld(graph, clients, rsus, cloud, dict(zip(rsus, positions, strict=True)),
-                     radius, visits, tracks, without)
+                     radius, visits, tracks, without, spec)
