@@ -48,11 +48,11 @@ def load_dataset(spec: DataSpec, n_clients: int,
     if name in ("mnist", "emnist", "cifar10", "cifar100"):
         return datasets.load_torchvision(name, spec.root, spec.download, spec.emnist_split), None
     if name == "synthetic":
-        synthetic = spec.synthetic or SyntheticSpec()
+        options = spec.synthetic or SyntheticSpec()
         return synthetic.generate_synthetic(
-            synthetic.alpha, synthetic.beta, n_clients, rng, dimension=synthetic.dimension,
-            num_classes=synthetic.classes, test_fraction=spec.test_fraction,
-            max_samples=synthetic.max_samples)
+            options.alpha, options.beta, n_clients, rng, dimension=options.dimension,
+            num_classes=options.classes, test_fraction=spec.test_fraction,
+            max_samples=options.max_samples)
     raise ValueError(f"unknown dataset {name!r}")
 
 

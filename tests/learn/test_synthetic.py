@@ -82,3 +82,14 @@ def test_synthetic_rejects_bad_arguments():
         generate_synthetic(0.0, 0.0, 0, rng)
     with pytest.raises(ValueError, match="test_fraction"):
         generate_synthetic(0.0, 0.0, 3, rng, test_fraction=1.0)
+
+
+def test_a_scenario_can_ask_for_the_synthetic_data_set():
+    # Regression: load_dataset shadowed the synthetic module with its options and crashed.
+    from netfl.learn.data import load_dataset
+    from netfl.scenario.sections import DataSpec
+
+    for spec in (DataSpec(dataset="synthetic"),
+                 DataSpec(dataset="synthetic", synthetic={"alpha": 0.5, "max_samples": 50})):
+        data, partition = load_dataset(spec, 4, np.random.default_rng(0))
+        assert len(partition) == 4 and data.num_classes == 10
