@@ -1,4 +1,5 @@
-"""The ``netfl`` command line: run, validate, list. Wiring only; the work lives in the package."""
+"""The ``netfl`` command line: run, validate, list, sumo-trace. Wiring only; the work lives in
+the package."""
 
 from __future__ import annotations
 
@@ -107,6 +108,41 @@ def validate(
               f"{parsed.world.kind} world ({len(world.clients)} clients, "
               f"{len(world.edge_servers)} edge servers), {parsed.data.dataset}, "
               f"{parsed.model.kind}")
+
+
+@app.command("sumo-trace")
+def sumo_trace(
+    scenario: Path = typer.Argument(..., help="Scenario YAML with world.road.kind: grid."),
+    output: Path = typer.Option(..., "--out", "-o", help="FCD file to write (.xml or .xml.gz)."),
+    set_: list[str] = typer.Option([], "--set", help=SET_HELP),
+    fcd_period: float = typer.Option(1.0, help="Seconds between recorded positions."),
+) -> None:
+    """Drive a scenario's grid city in SUMO (offline; the [sumo] extra) and write its trace.
+
+    The grid's size and block, the traffic's duration, arrival rate (all entries together) and
+    mean speed (as the speed limit) become SUMO's netgenerate / randomTrips / sumo arguments;
+    the scenario's seed seeds them. Point a scenario's road at the result with kind: fcd.
+    """
+    from netfl.scenario import load_scenario
+    from netfl.world.roads import grid_entries
+    from netfl.world.sumo import generate_grid_trace
+
+    try:
+        parsed = load_scenario(scenario, set_)
+        world = parsed.world
+        road = getattr(world, "road", None)
+        if road is None or road.kind != "grid" or road.blocks_x != road.blocks_y:
+            raise NetflError(f"{scenario}: world.road must be a square grid (kind: grid, "
+                             f"blocks_x == blocks_y) to drive it in SUMO")
+        entries = len(grid_entries(road.blocks_x, road.blocks_y))
+        period = 3600.0 / (world.traffic.arrivals_per_hour * entries)
+        written = generate_grid_trace(
+            output, grid_number=road.blocks_x + 1, block_m=road.block,
+            speed_limit_mps=world.speed_bounds()[0], duration_s=world.traffic.duration,
+            period_s=period, fcd_period_s=fcd_period, seed=parsed.seed)
+    except NetflError as exc:
+        raise _fail(exc) from None
+    out.print(f"[green]wrote[/green] {written} ({written.stat().st_size / 1e6:.2f} MB)")
 
 
 @app.command("list")

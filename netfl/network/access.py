@@ -92,7 +92,8 @@ class MobileAccess:
         """Bring the link's rates up to date and keep them so while it carries traffic."""
         if not self.radio.varies or link.link_class != "access":
             return
-        self._refresh(link)
+        if not link.tracking:  # a running tracker keeps the rate at most an interval old
+            self._refresh(link)
         if not link.tracking:
             link.tracking = True
             self.env.process(self._track(link))

@@ -68,7 +68,8 @@ class Channel:
         """Change the capacity from now on (rates of active flows follow)."""
         self._advance()
         self.capacity_bps = float(capacity_bps)
-        self._reschedule()
+        if self._active:  # an idle channel has nothing to reschedule
+            self._reschedule()
 
     def fail(self, owner: object) -> int:
         """Fail every active flow of ``owner``; return how many failed."""

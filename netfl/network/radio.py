@@ -93,6 +93,12 @@ class AccessRadio:
     def __init__(self, spec):
         self.spec = spec
         self.varies = spec.kind == "shannon"
+        if self.varies:  # the SNR in dB is these constants minus path loss and shadowing
+            gains = spec.vehicle_antenna_gain + spec.rsu_antenna_gain
+            self._up_db = (spec.vehicle_tx_power + gains
+                           - noise_power_dbm(spec.bandwidth, spec.rsu_noise_figure))
+            self._down_db = (spec.rsu_tx_power + gains
+                             - noise_power_dbm(spec.bandwidth, spec.vehicle_noise_figure))
 
     def shadowing(self, rng: np.random.Generator) -> CorrelatedShadowing:
         sigma = self.spec.shadowing_sigma_db() if self.varies else 0.0
@@ -109,12 +115,6 @@ class AccessRadio:
         spec = self.spec
         if not self.varies:
             return spec.rate, spec.rate
-        loss = self.path_loss_db(distance_m)
-        gains = dict(tx_gain_db=spec.vehicle_antenna_gain, rx_gain_db=spec.rsu_antenna_gain,
-                     shadowing_db=shadowing_db, bandwidth_hz=spec.bandwidth,
-                     max_rate_bps=spec.max_rate)
-        up = link_rate_bps(loss, tx_power_dbm=spec.vehicle_tx_power,
-                           noise_figure_db=spec.rsu_noise_figure, **gains)
-        down = link_rate_bps(loss, tx_power_dbm=spec.rsu_tx_power,
-                             noise_figure_db=spec.vehicle_noise_figure, **gains)
-        return up, down
+        loss = self.path_loss_db(distance_m) + shadowing_db
+        return (shannon_rate_bps(spec.bandwidth, self._up_db - loss, spec.max_rate),
+                shannon_rate_bps(spec.bandwidth, self._down_db - loss, spec.max_rate))

@@ -22,7 +22,7 @@ from netfl.scenario.types import Section
 CLOUD_ALGORITHMS = ("fedavg", "fedavg-qsgd", "hier-fedavg", "hier-local-qsgd", "hfl-pwp",
                     "hier-mo") + GROUP_KINDS
 IOV_ALGORITHMS = ("fed-chs", "hier-fedavg", "fedavg")
-IOV_PARTITIONS = ("iid", "dirichlet", "labels")
+IOV_PARTITIONS = ("iid", "dirichlet", "labels", "natural")
 
 World = Annotated[EdgeWorld | IovWorld, Field(discriminator="kind")]
 

@@ -49,6 +49,7 @@ class World:
                  cloud: str | None, client_edge: dict[str, str | None]):
         self.graph, self.clients, self.cloud = graph, clients, cloud
         self.edge_servers = edge_servers
+        self._tiers = dict(graph.nodes(data="tier"))  # nodes never change; edges may
         self.client_edge: dict[str, str | None] = dict.fromkeys(clients)
         # dicts keep insertion order: members in the order they attached (client order here)
         self._members: dict[str, dict[str, None]] = {es: {} for es in edge_servers}
@@ -58,7 +59,7 @@ class World:
                 self.attach(client, client_edge[client])
 
     def tier(self, node: str) -> str:
-        return self.graph.nodes[node]["tier"]
+        return self._tiers[node]
 
     def clients_of(self, edge_server: str) -> list[str]:
         """The clients attached to ``edge_server`` now (static worlds: in client order)."""
