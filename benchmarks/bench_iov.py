@@ -22,7 +22,9 @@ import time
 import simpy
 
 from netfl.scenario import load_scenario
+from netfl.sim.clock import RandomStreams
 from netfl.simulation import Simulation
+from netfl.world import build_world
 
 
 def scenario(minutes: float, clients: int) -> dict:
@@ -64,13 +66,10 @@ def main() -> None:
 
     spec = load_scenario(scenario(args.minutes, args.clients))
     began = time.perf_counter()
-    from netfl.world import build_world
-    from netfl.sim.clock import RandomStreams
-
     build_world(spec.world, RandomStreams(spec.seed).get("world"))
     world_s = time.perf_counter() - began
     began = time.perf_counter()
-    simulation = Simulation(spec)
+    simulation = Simulation(spec)  # the world again, then the data set and the fake trainer
     setup_s = time.perf_counter() - began - world_s
     began = time.perf_counter()
     simulation.run()
@@ -82,7 +81,7 @@ def main() -> None:
 
     print(f"world build: {world_s:.2f} s ({summary['vehicles']} vehicles seen, "
           f"{len(simulation.world.visits)} visits, {summary['vehicle_handovers']} hand-overs)")
-    print(f"data and trainer set-up (learning side): {max(setup_s, 0.0):.2f} s")
+    print(f"data set and trainer (the learning side, not counted): {max(setup_s, 0.0):.2f} s")
     print(f"run: {run_s:.2f} s for {args.minutes:g} simulated minutes, {summary['rounds']} "
           f"Fed-CHS rounds, {summary['transfers_delivered']} transfers delivered, "
           f"{summary['uploads_lost']} uploads lost to leaving coverage")

@@ -57,6 +57,7 @@ class Network:
         self._links: dict[frozenset, Link] = {}
         self._ids = itertools.count()
         self._route_cache: dict[tuple[str, str], list[str] | None] = {}
+        self._nodes_down: set[str] = set()  # dropped-out nodes (their new links start down)
         self._build_links()
         # Routes among edge servers and the cloud; clients join through their access point.
         self._up_graph = nx.subgraph_view(
@@ -139,8 +140,12 @@ class Network:
         return self._links.get(frozenset((u, v)))
 
     def add_link(self, link: Link) -> None:
-        """Add a link made during the run (a mobile world's access link on first contact)."""
+        """Add a link made during the run (a mobile world's access link on first contact); it
+        starts down where an end has dropped out."""
         self._links[frozenset((link.u, link.v))] = link
+        for end in (link.u, link.v):
+            if end in self._nodes_down:
+                link.hold_down(f"node {end}")
 
     def set_link_state(self, link: Link, up: bool, reason: str) -> None:
         """Hold ``link`` down for ``reason`` (up=False) or release that reason (up=True)."""
@@ -153,6 +158,7 @@ class Network:
 
     def set_node_state(self, node: str, up: bool) -> None:
         """Take every link of ``node`` down (a dropout) or bring them back."""
+        (self._nodes_down.discard if up else self._nodes_down.add)(node)
         for neighbour in self.world.graph.neighbors(node):
             self.set_link_state(self.link(node, neighbour), up, f"node {node}")
 

@@ -133,7 +133,7 @@ def plot_space_time(segments: list[tuple[tuple[float, float], tuple[float, float
     from matplotlib.collections import LineCollection
 
     fig, ax = plt.subplots(figsize=(9, 5), dpi=110)
-    for x in rsu_x:
+    for x in sorted(set(rsu_x)):  # on a lattice several RSUs share an x
         ax.axhspan(x - coverage_m, x + coverage_m, color="tab:blue", alpha=0.06, linewidth=0)
         ax.axhline(x, color="tab:blue", linewidth=0.6, linestyle=":")
     ax.add_collection(LineCollection(segments, colors="0.45", linewidths=0.5, alpha=0.7,

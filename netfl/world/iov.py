@@ -155,11 +155,11 @@ class RoadWorld(World):
     def __init__(self, graph: nx.Graph, clients: list[str], rsus: list[str], cloud: str | None,
                  rsu_xy: dict[str, tuple[float, float]], coverage_m: float,
                  visits: list[Visit], tracks: dict[str, list[tuple[str, Trip]]],
-                 vehicles_without_data: int, spec: IovWorld):
+                 arrivals_without_data: list[float], spec: IovWorld):
         super().__init__(graph, clients, rsus, cloud, {})
         self.spec = spec  # the scenario's world section: radio, rate updates, resumption
         self.rsu_xy, self.coverage_m, self.visits = rsu_xy, coverage_m, visits
-        self.vehicles_without_data = vehicles_without_data
+        self.arrivals_without_data = arrivals_without_data  # first-visit times, sorted
         self._tracks = tracks
         self._track_starts = {c: [trip.start_s for _, trip in track]
                               for c, track in tracks.items()}
@@ -236,7 +236,7 @@ def iov_summary(world: RoadWorld, now_s: float) -> dict:
                  else [None] * 3)
     return {
         "vehicles": len({(v.client, v.vehicle) for v in seen}),
-        "vehicles_without_data": world.vehicles_without_data,
+        "vehicles_without_data": bisect.bisect_right(world.arrivals_without_data, now_s),
         "vehicle_handovers": handovers,
         "coverage_visits": len(seen),
         "dwell_s": {"mean": round(float(done.mean()), 3) if len(done) else None,
@@ -319,6 +319,6 @@ def build_iov_world(spec: IovWorld, rng: np.random.Generator) -> RoadWorld:
         graph.add_node(cloud, tier=CLOUD)
         for rsu in rsus:
             graph.add_edge(rsu, cloud, link_class="core")
-    without = sum(1 for vehicle, _ in raw if slot[vehicle] is None)
+    without = sorted(visits[0][1] for vehicle, visits in raw if slot[vehicle] is None)
     return RoadWorld(graph, clients, rsus, cloud, dict(zip(rsus, positions, strict=True)),
                      radius, visits, tracks, without, spec)
