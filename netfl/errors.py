@@ -67,7 +67,9 @@ class TransferFailed(NetflError):
 
     Attributes:
         src, dst: end points of the transfer.
-        reason: "link-down", "no-route" or "loss" (retransmission limit reached).
+        reason: "link-down", "no-route", "loss" (retransmission limit reached),
+            "left-coverage" (a vehicle left its RSU's coverage), or "resumed-part <reason>"
+            (the part of a resumed upload that the old RSU received was not forwarded).
         link: the link (u, v) that failed it, where one did.
     """
 

@@ -19,6 +19,7 @@ import simpy
 
 from netfl.network.link import Channel, Link, LossModel
 from netfl.network.radio import AccessRadio
+from netfl.sim.trace import LinkState
 from netfl.world.base import CLIENT
 
 COVERAGE = "coverage"  # the hold-down reason of a vehicle out of an RSU's coverage
@@ -40,6 +41,8 @@ class MobileAccess:
         self._last_position: dict[str, tuple[float, float] | None] = {}
         self._waiters: dict[str, list[simpy.Event]] = {}
         self._count = 0
+        loss = network.spec.access.loss
+        self._goodput = 1.0 - loss.probability if loss.kind == "rate-reduction" else 1.0
         self.world.subscribe(self._on_association)
 
     # ------------------------------------------------------------------- contact events
@@ -49,6 +52,8 @@ class MobileAccess:
         link = network.find_link(client, rsu)
         if link is None:
             link = self._new_link(client, rsu)
+            if attached and link.up and network.trace.wants(LinkState):
+                network.trace.emit(LinkState(time_s=self.env.now, link=link.name, up=True))
         network.set_link_state(link, attached, COVERAGE)
         if attached:
             for event in self._waiters.pop(client, []):
@@ -56,13 +61,11 @@ class MobileAccess:
 
     def _new_link(self, client: str, rsu: str) -> Link:
         spec = self.network.spec.access
-        up, down = self.radio.rates_bps(self.world.distance_m(client, rsu, self.env.now))
+        up, down = self._rates(self.world.distance_m(client, rsu, self.env.now), 0.0)
         loss, loss_rng = LossModel(), None
         if spec.loss.kind == "retransmit":
             loss = LossModel(spec.loss.probability, spec.loss.max_retransmissions)
             loss_rng = self.network.streams.derive("network-loss-access", self._count)
-        if spec.loss.kind == "rate-reduction":
-            up, down = up * (1 - spec.loss.probability), down * (1 - spec.loss.probability)
         link = Link(client, rsu, "access", spec.delay, Channel(self.env, f"{client}->{rsu}", up),
                     Channel(self.env, f"{rsu}->{client}", down), loss, loss_rng)
         if self.radio.varies:
@@ -74,17 +77,26 @@ class MobileAccess:
         return link
 
     def wait_for_coverage(self, client: str):
-        """Generator: wait until ``client`` is attached to some RSU, at most
-        ``resume_uploads.within``; returns the RSU, or None when the wait ran out."""
-        if self.world.edge_of(client) is not None:
-            return self.world.edge_of(client)
-        event = self.env.event()
-        self._waiters.setdefault(client, []).append(event)
-        yield self.env.any_of([event, self.env.timeout(self.resume.within)])
-        if event.triggered:
-            return event.value
-        self._waiters[client].remove(event)
-        return None
+        """Generator: wait until the vehicle that is ``client`` now is attached to some RSU, at
+        most ``resume_uploads.within``; returns the RSU, or None when the wait ran out or the
+        client id passed to another vehicle (the first one has then left the road)."""
+        vehicle = self.world.vehicle_of(client, self.env.now)
+        if self.world.edge_of(client) is None:
+            event = self.env.event()
+            self._waiters.setdefault(client, []).append(event)
+            yield self.env.any_of([event, self.env.timeout(self.resume.within)])
+            if not event.triggered:
+                self._waiters[client].remove(event)
+                return None
+        if self.world.vehicle_of(client, self.env.now) != vehicle:
+            return None
+        return self.world.edge_of(client)
+
+    def _rates(self, distance_m: float, shadowing_db: float) -> tuple[float, float]:
+        """(uplink, downlink) capacity: the radio's rates times the goodput of rate-reduction
+        loss."""
+        up, down = self.radio.rates_bps(distance_m, shadowing_db)
+        return up * self._goodput, down * self._goodput
 
     # ------------------------------------------------------------------------- rates
 
@@ -112,7 +124,7 @@ class MobileAccess:
         self._last_position[link.name] = here
         shadowing = self._shadowing[link.name]
         shadow_db = shadowing.step(moved) if moved > 0 else shadowing.value_db
-        up, down = self.radio.rates_bps(math.dist(here, self.world.rsu_xy[rsu]), shadow_db)
+        up, down = self._rates(math.dist(here, self.world.rsu_xy[rsu]), shadow_db)
         link.channel(client, rsu).set_capacity(up)
         link.channel(rsu, client).set_capacity(down)
 

@@ -209,6 +209,13 @@ class Network:
         transfer_id, retry, started = next(self._ids), self.spec.retry, self.env.now
         nbits, wire_bits, retransmissions = nbytes * 8.0, 0.0, 0
         retries, forwards = 0, []
+
+        def record_failure(time_s: float, reason: str, link: Link | None, will_retry: bool):
+            self.trace.emit(TransferFail(
+                time_s=time_s, transfer_id=transfer_id, src=src, dst=dst, tag=tag,
+                nbytes=nbytes, reason=reason, wire_bytes=wire_bits / 8.0,
+                link=link.name if link else "", will_retry=will_retry))
+
         for attempt in itertools.count():
             if self.trace.wants(TransferStart):
                 self.trace.emit(TransferStart(time_s=self.env.now, transfer_id=transfer_id,
@@ -218,41 +225,54 @@ class Network:
             try:
                 if path is None:
                     raise _HopFailed(None, "no-route", 0.0)
-                for u, v in zip(path, path[1:], strict=False):
+                k = 0
+                while k < len(path) - 1:
+                    u, v = path[k], path[k + 1]
+                    if v == dst and self.world.tier(dst) == CLIENT and (
+                            self.world.edge_of(dst) != u):  # the vehicle moved on: follow it
+                        rest = self.route(u, dst)
+                        if rest is None:
+                            raise _HopFailed(None, "no-route", 0.0)
+                        path = path[:k] + rest
+                        continue
                     sent, lost = yield from self._hop(self.link(u, v), u, v, nbits)
                     wire_bits += sent
                     retransmissions += lost
+                    k += 1
             except _HopFailed as failure:
                 wire_bits += failure.wire_bits
-                resumable = self._resumable(src, failure)
-                will_retry = resumable or retries < retry.attempts
-                self.trace.emit(TransferFail(
-                    time_s=self.env.now, transfer_id=transfer_id, src=src, dst=dst, tag=tag,
-                    nbytes=nbytes, reason=failure.reason, wire_bytes=wire_bits / 8.0,
-                    link=failure.link.name if failure.link else "", will_retry=will_retry))
-                if resumable:
-                    rsu = yield from self.mobile.wait_for_coverage(src)
-                    if rsu is not None:
-                        old = failure.link.v if failure.link.u == src else failure.link.u
-                        nbits -= failure.progress_bits
-                        if old != dst and failure.progress_bits > 0:
-                            forwards.append(self.send(old, dst, failure.progress_bits / 8.0,
-                                                      tag="resumed-part"))
+                cut_at, link = self.env.now, failure.link
+                if self._resumable(src, failure):
+                    old = link.v if link.u == src else link.u
+                    everything_sent = failure.progress_bits >= nbits * (1 - 1e-12)
+                    back = everything_sent or (yield from self.mobile.wait_for_coverage(src))
+                    # one record per cut, stamped when it happened, once its outcome is known
+                    record_failure(cut_at, failure.reason, link, will_retry=bool(back))
+                    if not back:
+                        raise TransferFailed(src, dst, failure.reason, (link.u, link.v)) from None
+                    nbits -= failure.progress_bits
+                    if old != dst and failure.progress_bits > 0:
+                        forwards.append(self.env.process(
+                            self._forward_part(old, dst, failure.progress_bits / 8.0)))
+                    if not everything_sent:
                         continue
-                    self.trace.emit(TransferFail(
-                        time_s=self.env.now, transfer_id=transfer_id, src=src, dst=dst,
-                        tag=tag, nbytes=nbytes, reason="left-coverage",
-                        wire_bytes=wire_bits / 8.0, link=failure.link.name, will_retry=False))
-                    raise TransferFailed(src, dst, "left-coverage",
-                                         (failure.link.u, failure.link.v)) from None
-                if not will_retry:
-                    link = (failure.link.u, failure.link.v) if failure.link else None
-                    raise TransferFailed(src, dst, failure.reason, link) from None
-                yield self.env.timeout(retry.backoff * retry.backoff_factor**retries)
-                retries += 1
-                continue
+                    path = [src, old]  # the old RSU got it all; the forward carries it on
+                else:
+                    will_retry = retries < retry.attempts
+                    record_failure(cut_at, failure.reason, link, will_retry)
+                    if not will_retry:
+                        ends = (link.u, link.v) if link else None
+                        raise TransferFailed(src, dst, failure.reason, ends) from None
+                    yield self.env.timeout(retry.backoff * retry.backoff_factor**retries)
+                    retries += 1
+                    continue
             if forwards:  # the parts received before a hand-over still cross the backhaul
-                yield self.env.all_of(forwards)
+                outcomes = yield self.env.all_of(forwards)
+                lost = next((e for e in outcomes.values() if e is not None), None)
+                if lost is not None:
+                    record_failure(self.env.now, f"resumed-part {lost.reason}", None, False)
+                    raise TransferFailed(src, dst, f"resumed-part {lost.reason}",
+                                         lost.link) from None
             report = TransferEnd(
                 time_s=self.env.now, transfer_id=transfer_id, src=src, dst=dst, tag=tag,
                 nbytes=nbytes, path=tuple(path), duration_s=self.env.now - started,
@@ -260,6 +280,15 @@ class Network:
                 raw_nbytes=raw_nbytes)
             self.trace.emit(report)
             return report
+
+    def _forward_part(self, old: str, dst: str, nbytes: float):
+        """Carry the part of a resumed upload that ``old`` received on to ``dst``; returns
+        None, or the TransferFailed that stopped it."""
+        try:
+            yield self.send(old, dst, nbytes, tag="resumed-part")
+        except TransferFailed as failure:
+            return failure
+        return None
 
     def _resumable(self, src: str, failure: _HopFailed) -> bool:
         """An upload cut on its first hop by leaving coverage, where the world resumes them."""
@@ -286,8 +315,8 @@ class Network:
             sent += nbits
             if link.delay_s > 0:
                 yield self.env.timeout(link.delay_s)
-            if link.down_epoch != epoch:
-                raise _HopFailed(link, _down_reason(link), sent)
+            if link.down_epoch != epoch:  # cut while the last bits were in flight
+                raise _HopFailed(link, _down_reason(link), sent, nbits)
             if link.loss.retransmit_p > 0 and link.loss_rng.random() < link.loss.retransmit_p:
                 lost += 1
                 if lost > link.loss.max_retransmissions:

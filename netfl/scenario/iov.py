@@ -39,8 +39,9 @@ class HighwayRoad(Section):
 
 
 class TurnProbabilities(Section):
-    """What a vehicle does at an intersection (renormalized where a way is closed by the
-    grid's edge; a vehicle that runs off the grid leaves)."""
+    """What a vehicle does at an intersection (weights, normalized to sum to 1). A vehicle
+    whose move would take it off the grid leaves there. Without straight, both turns are
+    needed: left (or right) alone would circle one block for ever."""
 
     straight: NonNegativeFloat = 0.5
     left: NonNegativeFloat = 0.25
@@ -50,6 +51,9 @@ class TurnProbabilities(Section):
     def _some(self) -> TurnProbabilities:
         if self.straight + self.left + self.right <= 0:
             raise ValueError("at least one of straight, left, right must be positive")
+        if self.straight == 0 and (self.left == 0 or self.right == 0):
+            raise ValueError(f"with straight 0, left ({self.left}) and right ({self.right}) "
+                             f"must both be positive, or vehicles circle one block for ever")
         return self
 
 

@@ -104,9 +104,8 @@ class Scenario(Section):
                              f"edge server, which vehicles do not keep; on an iov world use "
                              f"{', '.join(IOV_PARTITIONS)}")
         access = self.links.access
-        if "access" not in self.links.model_fields_set:
-            self.links.access.rate = None  # the edge default does not apply here
-        if access.rate or access.rate_up or access.rate_down:
+        given = "access" in self.links.model_fields_set  # the edge default's rate is not used
+        if given and (access.rate or access.rate_up or access.rate_down):
             raise ValueError("on an iov world the access rate comes from world.radio; remove "
                              "links.access.rate / rate_up / rate_down")
         if access.shared:

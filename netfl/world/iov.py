@@ -60,7 +60,8 @@ def path_visits(path: Path, rsus: np.ndarray, radius_m: float) -> list[tuple[int
         near = _rsus_near(trip, rsus, radius_m)
         if not len(near):
             continue
-        for contact in association(trip, [tuple(rsus[j]) for j in near], radius_m):
+        candidates = [(float(rsus[j][0]), float(rsus[j][1])) for j in near]
+        for contact in association(trip, candidates, radius_m):
             j = int(near[contact.rsu])
             if visits and visits[-1][0] == j and abs(visits[-1][2] - contact.start_s) < 1e-9:
                 visits[-1] = (j, visits[-1][1], contact.end_s)
