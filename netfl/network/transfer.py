@@ -162,19 +162,23 @@ class Network:
         for neighbour in self.world.graph.neighbors(node):
             self.set_link_state(self.link(node, neighbour), up, f"node {node}")
 
-    def access_point(self, client: str) -> str | None:
-        """The edge server ``client`` reaches the network through now (None: none, or its
-        access link is down)."""
-        edge = self.world.edge_of(client)
-        return edge if edge is not None and self.link(client, edge).up else None
+    def access_point(self, client: str, towards: str | None = None) -> str | None:
+        """The edge server ``client`` reaches the network through now: ``towards`` itself
+        where the client is attached to it (a satellite in view), else its primary edge
+        server; None when that has no access link up."""
+        for edge in (towards, self.world.edge_of(client)):
+            if edge is not None and self.world.tier(edge) == EDGE and (
+                    self.world.is_attached(client, edge)) and self.link(client, edge).up:
+                return edge
+        return None
 
     def route(self, src: str, dst: str) -> list[str] | None:
         """Shortest path by delay over links that are up, or None where there is none."""
         head, tail = [], []
         if self.world.tier(src) == CLIENT:
-            head, src = [src], self.access_point(src)
+            head, src = [src], self.access_point(src, towards=dst)
         if self.world.tier(dst) == CLIENT:
-            tail, dst = [dst], self.access_point(dst)
+            tail, dst = [dst], self.access_point(dst, towards=src)
         if src is None or dst is None:
             return None
         middle = [src] if src == dst else self._core_route(src, dst)
@@ -229,7 +233,7 @@ class Network:
                 while k < len(path) - 1:
                     u, v = path[k], path[k + 1]
                     if v == dst and self.world.tier(dst) == CLIENT and (
-                            self.world.edge_of(dst) != u):  # the vehicle moved on: follow it
+                            not self.world.is_attached(dst, u)):  # it moved on: follow it
                         rest = self.route(u, dst)
                         if rest is None:
                             raise _HopFailed(None, "no-route", 0.0)

@@ -4,10 +4,13 @@ Node names: clients ``c0..c{N-1}``, edge servers ``e0..e{M-1}``, the cloud ``clo
 edge carries ``link_class`` ("access", "backhaul" or "core") and may carry ``rate_bps`` and
 ``delay_s`` that override its class (for example from a topology file).
 
-Association (which edge server each client is attached to) may change over time: a mobile world
-(IoV) calls :meth:`World.attach` and :meth:`World.detach` as vehicles enter and leave coverage,
-and the network, subscribed with :meth:`World.subscribe`, brings access links up and down with
-it. A static world attaches every client once, at construction, and never changes.
+Association (which edge servers each client is attached to) may change over time: a mobile world
+calls :meth:`World.attach` and :meth:`World.detach` as clients enter and leave coverage, and the
+network, subscribed with :meth:`World.subscribe`, brings access links up and down with it. In an
+``exclusive`` world (static, IoV) a client has at most one edge server and attaching it elsewhere
+leaves the old one; otherwise (LEO: every satellite in view) it may have several, the first
+attached being its primary (:meth:`World.edge_of`). A static world attaches every client once, at
+construction, and never changes.
 """
 
 from __future__ import annotations
@@ -44,14 +47,15 @@ class World:
     """
 
     mobile = False
+    exclusive = True
 
     def __init__(self, graph: nx.Graph, clients: list[str], edge_servers: list[str],
                  cloud: str | None, client_edge: dict[str, str | None]):
         self.graph, self.clients, self.cloud = graph, clients, cloud
         self.edge_servers = edge_servers
         self._tiers = dict(graph.nodes(data="tier"))  # nodes never change; edges may
-        self.client_edge: dict[str, str | None] = dict.fromkeys(clients)
         # dicts keep insertion order: members in the order they attached (client order here)
+        self._edges: dict[str, dict[str, None]] = {c: {} for c in clients}
         self._members: dict[str, dict[str, None]] = {es: {} for es in edge_servers}
         self._listeners: list[AssociationListener] = []
         for client in clients:
@@ -65,41 +69,55 @@ class World:
         """The clients attached to ``edge_server`` now (static worlds: in client order)."""
         return list(self._members[edge_server])
 
+    @property
+    def client_edge(self) -> dict[str, str | None]:
+        """Each client's primary edge server now (None while out of coverage)."""
+        return {c: self.edge_of(c) for c in self.clients}
+
     def edge_of(self, client: str) -> str | None:
-        """The edge server ``client`` is attached to now, or None."""
-        return self.client_edge[client]
+        """The edge server ``client`` is attached to now (its first, in a non-exclusive
+        world), or None."""
+        return next(iter(self._edges[client]), None)
+
+    def edges_of(self, client: str) -> list[str]:
+        """Every edge server ``client`` is attached to now, in the order they attached."""
+        return list(self._edges[client])
+
+    def is_attached(self, client: str, edge_server: str) -> bool:
+        return edge_server in self._edges[client]
 
     def present_clients(self) -> list[str]:
         """The clients attached to some edge server now, in client order."""
-        return [c for c in self.clients if self.client_edge[c] is not None]
+        return [c for c in self.clients if self._edges[c]]
 
     def subscribe(self, listener: AssociationListener) -> None:
         """Call ``listener(client, edge_server, attached)`` after every association change."""
         self._listeners.append(listener)
 
     def attach(self, client: str, edge_server: str) -> None:
-        """Make ``client`` a client of ``edge_server`` (leaving its current one, if any)."""
-        current = self.client_edge[client]
-        if current == edge_server:
+        """Make ``client`` a client of ``edge_server`` (in an exclusive world, leaving its
+        current one first)."""
+        if edge_server in self._edges[client]:
             return
-        if current is not None:
+        if self.exclusive:
             self.detach(client)
         if not self.graph.has_edge(client, edge_server):
             self.graph.add_edge(client, edge_server, link_class="access")
-        self.client_edge[client] = edge_server
+        self._edges[client][edge_server] = None
         self._members[edge_server][client] = None
         for listener in self._listeners:
             listener(client, edge_server, True)
 
-    def detach(self, client: str) -> None:
-        """``client`` leaves its edge server's coverage (no-op when it has none)."""
-        current = self.client_edge[client]
-        if current is None:
-            return
-        self.client_edge[client] = None
-        del self._members[current][client]
-        for listener in self._listeners:
-            listener(client, current, False)
+    def detach(self, client: str, edge_server: str | None = None) -> None:
+        """``client`` leaves ``edge_server``'s coverage (by default every edge server's);
+        no-op where it is not attached."""
+        for current in [edge_server] if edge_server is not None else self.edges_of(client):
+            if current not in self._edges[client]:
+                continue
+            del self._edges[client][current]
+            del self._members[current][client]
+            for listener in self._listeners:
+                listener(client, current, False)
 
     def edge_graph(self) -> nx.Graph:
         """The edge-server graph: edge servers and their backhaul links, as a new graph.

@@ -211,8 +211,8 @@ class RoadWorld(World):
             visit = self.visits[k]
             if starting:
                 self.attach(visit.client, visit.rsu)
-            elif self.edge_of(visit.client) == visit.rsu:
-                self.detach(visit.client)
+            else:
+                self.detach(visit.client, visit.rsu)
 
     def summary(self, now_s: float) -> dict:
         return iov_summary(self, now_s)
