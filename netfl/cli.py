@@ -1,5 +1,5 @@
-"""The ``netfl`` command line: run, validate, list, sumo-trace. Wiring only; the work lives in
-the package."""
+"""The ``netfl`` command line: run, sweep, report, validate, list, sumo-trace. Wiring only; the
+work lives in the package."""
 
 from __future__ import annotations
 
@@ -88,6 +88,81 @@ def run(
               f"{s['transfers_failed']} transfers failed, {s['dropouts']} dropouts; "
               f"stopped by {s['stop_reason']}")
     out.print(f"results: {result.path}")
+
+
+GRID_HELP = ("Sweep a field: --grid algorithm.lr=0.05,0.1 (repeatable; every combination runs; "
+             "each value is YAML; commas inside [], {} or quotes do not split).")
+
+
+@app.command()
+def sweep(
+    scenario: Path = typer.Argument(..., help="Scenario YAML file (may hold a sweep: section)."),
+    grid: list[str] = typer.Option([], "--grid", help=GRID_HELP),
+    seeds: int | None = typer.Option(None, "--seeds", help="Seeds per point: the scenario's "
+                                     "seed and the next N-1."),
+    set_: list[str] = typer.Option([], "--set", help=SET_HELP + " Applies to every run."),
+    out_dir: Path | None = typer.Option(None, "--out", help="Sweep folder (default "
+                                        "<output.dir>/sweeps/<name>); the same folder resumes."),
+    executor: str | None = typer.Option(None, "--executor", help="local (default) or dask."),
+    workers: int | None = typer.Option(None, "--workers", help="Worker processes (local, or a "
+                                       "Dask LocalCluster); default: one per core."),
+    address: str | None = typer.Option(None, "--address", help="A running Dask scheduler, "
+                                       "tcp://host:port (implies --executor dask)."),
+    retries: int = typer.Option(2, "--retries", help="Retries of a run whose worker dies."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="List the runs and which are done; "
+                                 "run nothing."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+) -> None:
+    """Run one scenario over a grid of parameters and seeds, each run in its own folder.
+
+    Rerunning the same command resumes: complete runs are kept, the rest run. Exit status 1
+    when a run failed (the others still run), 2 for invalid input.
+    """
+    from netfl.sweep import DaskExecutor, LocalExecutor, load_sweep, run_sweep
+    from netfl.sweep.progress import SweepProgress
+
+    kind = executor or ("dask" if address else "local")
+    try:
+        if kind not in ("local", "dask"):
+            raise NetflError(f"--executor {kind!r}: choose local or dask")
+        if kind == "local" and address:
+            raise NetflError("--address names a Dask scheduler: use it with --executor dask")
+        swept = load_sweep(scenario, grid, seeds, set_)
+        folder = out_dir or (Path(swept.points[0].scenario.output.dir) / "sweeps" / swept.name)
+        if dry_run:
+            _print_points(swept, folder)
+            return
+        runner = (LocalExecutor(workers, retries) if kind == "local"
+                  else DaskExecutor(address, workers, retries))
+        params = {p.run_id: p.params for p in swept.points}
+        progress = SweepProgress(swept.name, folder, err, out, params, show_bar=not quiet)
+        try:
+            result = run_sweep(swept, folder, runner, progress)
+        except KeyboardInterrupt:
+            progress.interrupted()
+            err.print(f"[yellow]interrupted[/yellow]: finished runs are kept in {folder}; "
+                      f"rerun the same command to resume")
+            raise typer.Exit(130) from None
+    except NetflError as exc:
+        raise _fail(exc) from None
+    if result.failed:
+        raise typer.Exit(1)
+
+
+def _print_points(swept, folder: Path) -> None:
+    from netfl.results.store import is_complete
+    from netfl.sweep.progress import describe_params
+    from netfl.sweep.runner import run_dir
+
+    table = Table(title=f"sweep {swept.name}: {len(swept.points)} runs -> {folder}",
+                  title_justify="left")
+    for column in ("run", "parameters", "status"):
+        table.add_column(column, overflow="fold")
+    for point in swept.points:
+        done = is_complete(run_dir(folder, point))
+        table.add_row(point.run_id, describe_params(point.params),
+                      "[green]done[/green]" if done else "to run")
+    out.print(table)
 
 
 @app.command()

@@ -1,0 +1,244 @@
+"""Where sweep runs execute: local worker processes (the default) or a Dask cluster.
+
+Both take the same :class:`~netfl.sweep.task.RunTask` list and call ``run_point`` on each, so a
+run's results do not depend on the executor or on the number of workers. An executor calls
+``on_start(run_id)`` when it knows a run has started and ``on_done(outcome)`` once per task, in
+the calling thread.
+
+Dead workers. Locally, a worker process that dies (killed, out of memory, a crash in native
+code) breaks the whole process pool; the runs that were in progress are then retried in a fresh
+pool, each at most ``retries`` more times, and the runs that had not started are resubmitted
+without counting an attempt. On Dask the scheduler reschedules the tasks of a dead worker itself
+(``distributed.scheduler.allowed-failures``, set to ``retries`` on a LocalCluster); a task that
+outlives that limit ends as ``lost``. A run is never double-counted: ``run_point`` keeps one
+result directory per run, and each task reports exactly once.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import uuid
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import replace
+
+from netfl.errors import NetflError
+from netfl.sweep.task import FAILED, LOST, Outcome, RunTask, init_local_worker, run_point
+
+OnStart = Callable[[str], None]
+OnDone = Callable[[Outcome], None]
+
+
+def available_cores() -> int:
+    """CPU cores this process may use (its affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _append_log(task: RunTask, text: str) -> None:
+    try:
+        with open(task.log_path, "a", encoding="utf-8") as stream:
+            stream.write(text + "\n")
+    except OSError:
+        pass
+
+
+class LocalExecutor:
+    """Runs on ``workers`` local processes (default: one per available core).
+
+    Processes come from a fork server that has imported netfl once, so each worker starts in
+    milliseconds with a clean interpreter (no state from the parent, no inherited threads).
+    """
+
+    def __init__(self, workers: int | None = None, retries: int = 2):
+        if workers is not None and workers < 1:
+            raise NetflError(f"--workers must be 1 or more; got {workers}")
+        if retries < 0:
+            raise NetflError(f"--retries must be 0 or more; got {retries}")
+        self.workers = workers or available_cores()
+        self.retries = retries
+
+    def describe(self) -> str:
+        return f"{self.workers} local worker process{'es' if self.workers != 1 else ''}"
+
+    def slots(self) -> int:
+        return self.workers
+
+    @staticmethod
+    def _context():
+        if "forkserver" in multiprocessing.get_all_start_methods():
+            ctx = multiprocessing.get_context("forkserver")
+            ctx.set_forkserver_preload(["netfl.sweep.task", "netfl.simulation", "sklearn.datasets"])
+            return ctx
+        return multiprocessing.get_context("spawn")
+
+    def run(self, tasks: list[RunTask], on_start: OnStart, on_done: OnDone) -> None:
+        ctx = self._context()
+        started_queue = ctx.SimpleQueue()  # writes go straight to the pipe: a dying worker's
+        pending = {t.run_id: t for t in tasks}  # start message is not lost in a buffer
+        idle_breaks = 0
+        while pending:
+            started: set[str] = set()
+            broken = self._run_pool(ctx, started_queue, pending, started, on_start, on_done)
+            if not broken:
+                continue
+            suspects = [rid for rid in pending if rid in started]
+            idle_breaks = 0 if suspects else idle_breaks + 1
+            for rid in suspects:
+                task = pending[rid]
+                if task.attempt > self.retries:
+                    del pending[rid]
+                    _append_log(task, f"=== worker process died during attempt {task.attempt}; "
+                                      f"no retries left ===")
+                    on_done(Outcome(rid, LOST, error=f"its worker process died "
+                                                     f"{task.attempt} times"))
+                else:
+                    _append_log(task, f"=== worker process died during attempt {task.attempt}; "
+                                      f"retrying ===")
+                    pending[rid] = replace(task, attempt=task.attempt + 1)
+            if idle_breaks > self.retries:
+                for rid in list(pending):
+                    on_done(Outcome(rid, LOST, error="worker processes die before starting "
+                                                     "any run"))
+                pending.clear()
+
+    def _run_pool(self, ctx, started_queue, pending: dict[str, RunTask], started: set[str],
+                  on_start: OnStart, on_done: OnDone) -> bool:
+        """Run every pending task in one pool; return True where the pool broke."""
+
+        def drain() -> None:
+            while not started_queue.empty():
+                rid, _pid = started_queue.get()
+                if rid in pending and rid not in started:
+                    started.add(rid)
+                    on_start(rid)
+
+        pool = ProcessPoolExecutor(min(self.workers, len(pending)), mp_context=ctx,
+                                   initializer=init_local_worker, initargs=(started_queue,))
+        broken = False
+        try:
+            futures = {pool.submit(run_point, task): rid for rid, task in pending.items()}
+            waiting = set(futures)
+            while waiting:
+                done, waiting = wait(waiting, timeout=0.2, return_when=FIRST_COMPLETED)
+                drain()
+                for future in done:
+                    rid = futures[future]
+                    try:
+                        outcome = future.result()
+                    except BrokenProcessPool:
+                        broken = True
+                        continue
+                    except Exception as exc:  # e.g. a task that cannot be pickled
+                        outcome = Outcome(rid, FAILED, error=f"{type(exc).__name__}: {exc}")
+                    del pending[rid]
+                    on_done(outcome)
+            drain()
+        except BaseException:
+            _terminate(pool)
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+        return broken
+
+
+def _terminate(pool: ProcessPoolExecutor) -> None:
+    """Stop a pool's workers now (Ctrl-C): no run should go on writing after the sweep ends."""
+    pool.shutdown(wait=False, cancel_futures=True)
+    if hasattr(pool, "terminate_workers"):  # Python 3.14+
+        pool.terminate_workers()
+        return
+    for process in list(getattr(pool, "_processes", {}).values()):
+        process.terminate()
+
+
+class DaskExecutor:
+    """Runs on a Dask cluster: the scheduler at ``address``, a given ``client``, or a
+    LocalCluster of ``workers`` single-threaded processes started (and stopped) here."""
+
+    def __init__(self, address: str | None = None, workers: int | None = None,
+                 retries: int = 2, client=None):
+        try:
+            import distributed  # noqa: F401
+        except ImportError as exc:
+            raise NetflError("--executor dask needs dask's distributed package: "
+                             "pip install 'dask[distributed]'") from exc
+        if workers is not None and workers < 1:
+            raise NetflError(f"--workers must be 1 or more; got {workers}")
+        if address is not None and workers is not None:
+            raise NetflError("--workers sizes a LocalCluster; with --address the cluster's "
+                             "own workers run the sweep")
+        self.address, self.workers, self.retries = address, workers, retries
+        self._client = client
+        self._slots = 0
+        self.dashboard: str | None = None
+
+    def describe(self) -> str:
+        if self._client is not None and self.address is None:
+            return "a Dask cluster (given client)"
+        if self.address:
+            return f"the Dask cluster at {self.address}"
+        return f"a Dask LocalCluster of {self.workers or available_cores()} workers"
+
+    def slots(self) -> int:
+        return self._slots
+
+    def _connect(self):
+        import dask
+        from distributed import Client, LocalCluster
+
+        if self._client is not None:
+            return self._client, None, False
+        if self.address:
+            try:
+                return Client(self.address, timeout="20s"), None, True
+            except (OSError, TimeoutError) as exc:
+                raise NetflError(f"cannot reach the Dask scheduler at {self.address}: "
+                                 f"{exc}") from exc
+        try:
+            import bokeh  # noqa: F401
+
+            dashboard = ":0"
+        except ImportError:
+            dashboard = None
+        with dask.config.set({"distributed.scheduler.allowed-failures": self.retries}):
+            cluster = LocalCluster(n_workers=self.workers or available_cores(),
+                                   threads_per_worker=1, processes=True,
+                                   dashboard_address=dashboard, silence_logs=logging.ERROR)
+        return Client(cluster), cluster, True
+
+    def run(self, tasks: list[RunTask], on_start: OnStart, on_done: OnDone) -> None:
+        from distributed import as_completed
+        from distributed.scheduler import KilledWorker
+
+        client, cluster, owned = self._connect()
+        try:
+            self.dashboard = getattr(client, "dashboard_link", None) if cluster else None
+            self._slots = max(1, sum(client.nthreads().values()))
+            token = uuid.uuid4().hex[:8]
+            futures = {client.submit(run_point, task, key=f"netfl-{task.run_id}-{token}",
+                                     pure=False, retries=self.retries): task
+                       for task in tasks}
+            for future in as_completed(list(futures)):
+                task = futures[future]
+                try:
+                    outcome = future.result()
+                except KilledWorker:
+                    _append_log(task, "=== its Dask workers died too often; given up ===")
+                    outcome = Outcome(task.run_id, LOST, error="its Dask workers died too "
+                                                               "often (KilledWorker)")
+                except Exception as exc:
+                    outcome = Outcome(task.run_id, FAILED,
+                                      error=f"{type(exc).__name__}: {exc}")
+                on_done(outcome)
+                self._slots = max(1, sum(client.nthreads().values()))
+        finally:
+            if owned:
+                client.close()
+                if cluster is not None:
+                    cluster.close()

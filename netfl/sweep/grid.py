@@ -1,0 +1,390 @@
+"""Sweep definitions: cases x grid x seeds, expanded into validated points with stable run ids.
+
+A sweep varies one scenario file. What varies comes from the command line (``--grid
+key=v1,v2``, ``--seeds N``) and/or a ``sweep:`` section of the file::
+
+    sweep:
+      seeds: 3                      # or a list: [1, 2, 5]
+      cases:                        # each case is a set of overrides (crossed with the grid)
+        - {algorithm.kind: fedavg}
+        - {algorithm.kind: hier-fedavg, algorithm.edge_rounds: 2}
+      grid:                         # every combination of these values
+        links.access.rate: [10 Mbps, 20 Mbps]
+
+A ``--grid`` key replaces the same key of the file's grid; ``--seeds`` replaces its seeds.
+Points are ordered cases, then grid (last key fastest), then seeds. Every point is validated
+against the scenario schema before anything runs, and every problem of every point is reported
+at once, naming where the bad value came from (the file's line, ``--grid``, ``--set``).
+
+A point's run id is readable and stable: a slug of its parameters and a hash of its resolved
+scenario (``fedavg_rate-10Mbps_s3-1a2b3c4d``). The same point of the same scenario file always
+gets the same id, which is how a sweep finds the runs it has already done; editing the file's
+values changes the hash, so stale results are never reused.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from pydantic import ValidationError
+
+from netfl.errors import ScenarioError, ScenarioProblem
+from netfl.scenario import Scenario
+
+# load_scenario cannot take a file that carries a sweep: section (the schema forbids unknown
+# keys), so a sweep reads the file and applies overrides with the loader's own steps, keeping
+# its file:line error reports and its resolution of relative paths against the file's folder.
+from netfl.scenario.loader import _apply_overrides, _problems, _read_yaml
+
+SECTION_KEYS = ("seeds", "cases", "grid")
+SEED = "seed"
+
+
+@dataclass(frozen=True)
+class Value:
+    """One swept value: ``text`` is the override's VALUE (YAML), ``value`` what it reads as."""
+
+    text: str
+    value: object
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a swept key came from, for error messages: a source and, in a file, a line."""
+
+    source: str
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class Point:
+    """One run of the sweep.
+
+    params: what this point sets, in order (case keys, grid keys, then ``seed``), as read.
+    overrides: every ``KEY=VALUE`` applied to the file (``--set`` first), in order.
+    """
+
+    params: dict
+    overrides: tuple[str, ...]
+    scenario: Scenario
+    run_id: str
+
+
+@dataclass
+class Sweep:
+    """A validated sweep of one scenario file."""
+
+    source: Path
+    name: str
+    fixed: list[str]
+    cases: list[dict[str, Value]]
+    grid: dict[str, list[Value]]
+    seeds: list[int] | None
+    points: list[Point] = field(default_factory=list)
+
+    @property
+    def param_keys(self) -> list[str]:
+        keys = [k for case in self.cases for k in case] + list(self.grid) + [SEED]
+        return list(dict.fromkeys(keys))
+
+    def definition(self) -> dict:
+        """The sweep as plain data (for sweep.json)."""
+        return {
+            "scenario": str(self.source),
+            "name": self.name,
+            "set": list(self.fixed),
+            "cases": [{k: v.value for k, v in case.items()} for case in self.cases],
+            "grid": {k: [v.value for v in values] for k, values in self.grid.items()},
+            "seeds": self.seeds,
+            "params": self.param_keys,
+        }
+
+
+# ------------------------------------------------------------------------------- parsing
+
+
+def split_values(text: str) -> list[str]:
+    """Split ``v1,v2,...`` on commas outside brackets, braces and quotes."""
+    parts, depth, quote, start = [], 0, None, 0
+    for i, ch in enumerate(text):
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "[{(":
+            depth += 1
+        elif ch in "]})":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts]
+
+
+def _read_value(text: str) -> object:
+    try:
+        return yaml.safe_load(text) if text else None
+    except yaml.YAMLError:
+        return text
+
+
+def _file_value(value: object) -> Value:
+    return Value(json.dumps(value), value)
+
+
+def parse_cli_grid(items: Iterable[str], problems: list[ScenarioProblem]
+                   ) -> dict[str, list[Value]]:
+    """``--grid key=v1,v2`` options as {key: values}; bad ones go to ``problems``."""
+    grid: dict[str, list[Value]] = {}
+    for item in items:
+        key, sep, rest = item.partition("=")
+        key = key.strip()
+        values = split_values(rest) if sep else []
+        if not key or not sep or any(not part for part in key.split(".")):
+            problems.append(ScenarioProblem(
+                key, f"a grid is KEY=V1,V2,... with a dotted KEY, e.g. algorithm.lr=0.05,0.1; "
+                f"got {item!r}", has_value=False, source="--grid"))
+        elif any(v == "" for v in values):
+            problems.append(ScenarioProblem(key, "empty value in the list (two commas in a row, "
+                                            "or a trailing comma?)", rest, source="--grid"))
+        elif key in grid:
+            problems.append(ScenarioProblem(key, "given twice; list all its values in one "
+                                            "--grid", rest, source="--grid"))
+        else:
+            grid[key] = [Value(v, _read_value(v)) for v in values]
+    return grid
+
+
+def _parse_section(section: object, source: str, lines: dict,
+                   problems: list[ScenarioProblem]):
+    """The file's sweep: section as (cases, grid, seeds, origins of its keys)."""
+    cases: list[dict[str, Value]] = []
+    grid: dict[str, list[Value]] = {}
+    seeds: object = None
+    origins: dict = {}
+
+    def bad(path: tuple, message: str, value: object = None, has_value: bool = True) -> None:
+        line = next((lines[path[:n]] for n in range(len(path), 0, -1) if path[:n] in lines),
+                    None)
+        problems.append(ScenarioProblem(".".join(map(str, path)), message, value, has_value,
+                                        source, line))
+
+    if section is None:
+        return cases, grid, seeds, origins
+    if not isinstance(section, dict):
+        bad(("sweep",), "a mapping with any of: seeds, cases, grid", section)
+        return cases, grid, seeds, origins
+    for key in section:
+        if key not in SECTION_KEYS:
+            bad(("sweep", key), f"unknown key; allowed keys: {', '.join(SECTION_KEYS)}",
+                section[key])
+    raw_grid = section.get("grid") or {}
+    if not isinstance(raw_grid, dict):
+        bad(("sweep", "grid"), "a mapping of dotted keys to lists of values, e.g. "
+            "algorithm.lr: [0.05, 0.1]", raw_grid)
+        raw_grid = {}
+    for key, values in raw_grid.items():
+        if not isinstance(values, list) or not values:
+            bad(("sweep", "grid", key), "a non-empty list of values, e.g. [0.05, 0.1]", values)
+            continue
+        grid[str(key)] = [_file_value(v) for v in values]
+        origins[("grid", str(key))] = Origin(source, lines.get(("sweep", "grid", key)))
+    raw_cases = section.get("cases") or []
+    if not isinstance(raw_cases, list):
+        bad(("sweep", "cases"), "a list of mappings of dotted keys to values", raw_cases)
+        raw_cases = []
+    for i, case in enumerate(raw_cases):
+        if not isinstance(case, dict) or not case:
+            bad(("sweep", "cases", i), "a non-empty mapping of dotted keys to values, e.g. "
+                "{algorithm.kind: fedavg}", case)
+            continue
+        cases.append({str(k): _file_value(v) for k, v in case.items()})
+        for k in case:
+            origins[("case", i, str(k))] = Origin(
+                source, lines.get(("sweep", "cases", i, k), lines.get(("sweep", "cases", i))))
+    seeds = section.get("seeds")
+    if seeds is not None:
+        origins["seeds"] = Origin(source, lines.get(("sweep", "seeds")))
+    return cases, grid, seeds, origins
+
+
+def _seed_list(seeds: object, first: int, origin: Origin,
+               problems: list[ScenarioProblem]) -> list[int] | None:
+    if seeds is None:
+        return None
+    if isinstance(seeds, bool):
+        seeds = None
+    if isinstance(seeds, int) and seeds >= 1:
+        return list(range(first, first + seeds))
+    if (isinstance(seeds, list) and seeds and all(isinstance(s, int) and not isinstance(s, bool)
+                                                  for s in seeds)):
+        if len(set(seeds)) == len(seeds):
+            return list(seeds)
+    problems.append(ScenarioProblem(
+        "sweep.seeds" if origin.line is not None or origin.source != "--seeds" else "seeds",
+        "a count of seeds (1 or more: the scenario's seed, +1, ...) or a list of distinct "
+        "integer seeds", seeds, source=origin.source, line=origin.line))
+    return None
+
+
+# ------------------------------------------------------------------------------- expansion
+
+
+def load_sweep(path: str | Path, grid: Sequence[str] = (), seeds: int | None = None,
+               overrides: Sequence[str] = ()) -> Sweep:
+    """Read a scenario file and its sweep, expand every point and validate each.
+
+    Args:
+        path: the scenario file (with or without a ``sweep:`` section).
+        grid: ``key=v1,v2`` strings (``--grid``); a key here replaces the file's.
+        seeds: run every point with this many seeds (``--seeds``), replacing the file's.
+        overrides: ``--set`` strings applied to every point first.
+
+    Raises:
+        ScenarioError: every problem of the sweep and of every point, at once.
+    """
+    path = Path(path)
+    raw, lines = _read_yaml(path)
+    source = str(path)
+    problems: list[ScenarioProblem] = []
+    cases, file_grid, file_seeds, origins = _parse_section(raw.pop("sweep", None), source,
+                                                           lines, problems)
+    cli_grid = parse_cli_grid(grid, problems)
+    for key in cli_grid:
+        origins[("grid", key)] = Origin("--grid")
+    merged = {**file_grid, **cli_grid}
+    fixed = list(overrides)
+    base = copy.deepcopy(raw)
+    try:
+        _apply_overrides(base, fixed, source)
+    except ScenarioError as exc:
+        problems.extend(exc.problems)
+    first = base.get(SEED, 0) if isinstance(base.get(SEED, 0), int) else 0
+    if seeds is not None:
+        seed_list = _seed_list(seeds, first, Origin("--seeds"), problems)
+    else:
+        seed_list = _seed_list(file_seeds, first, origins.get("seeds", Origin(source)),
+                               problems)
+    case_keys = {k for case in cases for k in case}
+    for key in merged:
+        if key in case_keys:
+            where = origins[("grid", key)]
+            problems.append(ScenarioProblem(key, "set by both sweep.cases and the grid; keep "
+                                            "it in one of them", has_value=False,
+                                            source=where.source, line=where.line))
+    if seed_list is not None and (SEED in merged or SEED in case_keys):
+        problems.append(ScenarioProblem(SEED, "swept by the grid and by seeds; use one",
+                                        has_value=False, source="--seeds"
+                                        if seeds is not None else source))
+    if problems:
+        raise ScenarioError(problems)
+
+    sweep = Sweep(path, str(raw.get("name", path.stem)), fixed, cases, merged, seed_list)
+    sweep.points = _expand(sweep, raw, lines, origins)
+    sweep.name = sweep.points[0].scenario.name
+    return sweep
+
+
+def _expand(sweep: Sweep, raw: dict, lines: dict, origins: dict) -> list[Point]:
+    source = str(sweep.source)
+    base_dir = sweep.source.resolve().parent
+    keys = list(sweep.grid)
+    combos = list(itertools.product(*(sweep.grid[k] for k in keys)))
+    seeds = sweep.seeds if sweep.seeds is not None else [None]
+    problems: dict[str, ScenarioProblem] = {}
+    points: list[Point] = []
+    for case_index, case in enumerate(sweep.cases or [{}]):
+        for combo in combos:
+            for seed in seeds:
+                swept = list(case.items()) + list(zip(keys, combo, strict=True))
+                texts = [f"{k}={v.text}" for k, v in swept]
+                if seed is not None:
+                    texts.append(f"{SEED}={seed}")
+                data = copy.deepcopy(raw)
+                try:
+                    overridden = _apply_overrides(data, [*sweep.fixed, *texts], source)
+                    try:
+                        scenario = Scenario.model_validate(data, context={"base_dir": base_dir})
+                    except ValidationError as exc:
+                        raise ScenarioError(_problems(exc, source, lines, overridden)) from None
+                except ScenarioError as exc:
+                    for problem in exc.problems:
+                        mapped = _locate(problem, case_index, case, keys, origins)
+                        problems.setdefault(mapped.format(), mapped)
+                    continue
+                scenario._source = source
+                params = {k: v.value for k, v in swept}
+                params[SEED] = scenario.seed
+                points.append(Point(params, (*sweep.fixed, *texts), scenario,
+                                    run_id(params, scenario)))
+    if problems:
+        raise ScenarioError(list(problems.values()))
+    seen: dict[str, dict] = {}
+    duplicates = []
+    for point in points:
+        if point.run_id in seen:
+            duplicates.append(ScenarioProblem(
+                "sweep", f"two points run the same scenario: {seen[point.run_id]} and "
+                f"{point.params}; remove the repeated value", has_value=False, source=source))
+        seen[point.run_id] = point.params
+    if duplicates:
+        raise ScenarioError(duplicates)
+    return points
+
+
+def _locate(problem: ScenarioProblem, case_index: int, case: dict, keys: list[str],
+            origins: dict) -> ScenarioProblem:
+    """Point a problem raised by a swept override at where that override was written."""
+    if problem.source != "--set":
+        return problem
+    path = tuple(problem.path.split(".")) if problem.path else ()
+
+    def covers(key: str) -> bool:
+        parts = tuple(key.split("."))
+        return path[: len(parts)] == parts or (bool(path) and parts[: len(path)] == path)
+
+    origin = None
+    for key in keys:
+        if covers(key):
+            origin = origins[("grid", key)]
+    for key in case:
+        if covers(key):
+            origin = origins.get(("case", case_index, key))
+    if origin is None and path[:1] == (SEED,) and "seeds" in origins:
+        origin = origins["seeds"]
+    if origin is None:
+        return problem
+    return ScenarioProblem(problem.path, problem.message, problem.value, problem.has_value,
+                           origin.source, origin.line)
+
+
+# ------------------------------------------------------------------------------- run ids
+
+
+def _slug_part(key: str, value: object) -> str:
+    text = re.sub(r"[^A-Za-z0-9.+-]+", "", value if isinstance(value, str)
+                  else json.dumps(value, sort_keys=True))[:16]
+    short = key.rsplit(".", 1)[-1]
+    if key == SEED:
+        return f"s{text}"
+    return text if short == "kind" else f"{short}-{text}"
+
+
+def run_id(params: dict, scenario: Scenario) -> str:
+    """A readable, stable id: a slug of ``params`` and a hash of the resolved scenario (its
+    output.dir aside, which does not change results). Uses hashlib, never hash(): the id must
+    not depend on PYTHONHASHSEED."""
+    resolved = scenario.model_dump(mode="json")
+    resolved.get("output", {}).pop("dir", None)
+    digest = hashlib.sha256(json.dumps(resolved, sort_keys=True).encode()).hexdigest()[:8]
+    slug = "_".join(_slug_part(k, v) for k, v in params.items())[:48].strip("_-.")
+    return f"{slug}-{digest}" if slug else digest

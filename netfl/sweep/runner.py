@@ -1,0 +1,257 @@
+"""Running a sweep into its folder, resuming where an earlier one stopped.
+
+A sweep folder holds::
+
+    sweep.json                      the sweep: scenario file, set/cases/grid/seeds, its points
+    index.parquet, index.csv        one row per point: run_id, status, parameters, error, path,
+                                    log, and the run's summary (scalars; small dicts flattened)
+    runs/<name>/<run_id>/           each run's own results folder (as `netfl run` writes it)
+    logs/<run_id>.log               each run's output, and its traceback where it failed
+
+Runs whose folder is complete (holds summary.json) are not run again: rerunning the same command
+resumes a killed sweep, retries its failed runs, and adds points a grown grid asks for. The
+index and sweep.json are written to a temporary file and renamed over the old one, so a reader
+never sees half of either; the index is rewritten as runs finish (at most once a second) and at
+the end. One sweep at a time may write a folder (an OS lock, released when its process ends).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import pandas as pd
+
+from netfl.errors import NetflError
+from netfl.results.store import is_complete
+from netfl.sweep.grid import Point, Sweep
+from netfl.sweep.task import (
+    DIE_ONCE_ENV,
+    DONE,
+    FAILED,
+    LOST,
+    PENDING,
+    Outcome,
+    RunTask,
+    read_summary,
+)
+
+SWEEP_FILE, INDEX = "sweep.json", "index"
+FIXED_COLUMNS = ("run_id", "status")
+TAIL_COLUMNS = ("error", "path", "log")
+MAX_FLAT_ENTRIES = 32  # summary dicts up to this size are flattened into index columns
+NOT_FLATTENED = ("bytes_by_link",)  # one column per link would only grow with the world
+INDEX_EVERY_S = 1.0
+
+
+@dataclass
+class SweepResult:
+    """The sweep's folder and its index rows, in point order."""
+
+    out_dir: Path
+    rows: list[dict]
+    reused: int = 0
+    executor: str = ""
+    elapsed_s: float = 0.0
+    counts: dict = field(default_factory=dict)
+
+    @property
+    def failed(self) -> list[dict]:
+        return [r for r in self.rows if r["status"] in (FAILED, LOST)]
+
+
+class Observer:
+    """What a sweep tells its progress display; every method is optional to override."""
+
+    def begin(self, total: int, reused: int, executor) -> None: ...
+    def run_started(self, run_id: str) -> None: ...
+    def run_finished(self, outcome: Outcome, row: dict) -> None: ...
+    def end(self, result: SweepResult) -> None: ...
+
+
+def run_dir(out_dir: Path, point: Point) -> Path:
+    return Path(out_dir) / "runs" / point.scenario.name / point.run_id
+
+
+def log_path(out_dir: Path, run_id: str) -> Path:
+    return Path(out_dir) / "logs" / f"{run_id}.log"
+
+
+def run_sweep(sweep: Sweep, out_dir: str | Path, executor=None,
+              observer: Observer | None = None) -> SweepResult:
+    """Run every point of ``sweep`` not yet complete in ``out_dir``; return the index rows.
+
+    Args:
+        executor: a LocalExecutor (default) or DaskExecutor.
+        observer: told of progress (see :class:`Observer`).
+    """
+    from netfl.sweep.executors import LocalExecutor
+
+    executor = executor or LocalExecutor()
+    observer = observer or Observer()
+    out_dir = Path(out_dir)
+    (out_dir / "logs").mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    with _lock(out_dir):
+        _write_json(out_dir / SWEEP_FILE, _sweep_json(sweep, out_dir, executor))
+        rows: dict[str, dict] = {}
+        tasks = []
+        die_once = os.environ.get(DIE_ONCE_ENV) or None
+        by_id = {p.run_id: p for p in sweep.points}
+        for point in sweep.points:
+            path = run_dir(out_dir, point)
+            if is_complete(path):
+                rows[point.run_id] = index_row(point, out_dir, DONE, read_summary(path))
+                continue
+            rows[point.run_id] = index_row(point, out_dir, PENDING)
+            tasks.append(RunTask(point.run_id, point.scenario, str(out_dir / "runs"),
+                                 str(log_path(out_dir, point.run_id)), die_once=die_once))
+        reused = len(sweep.points) - len(tasks)
+        write_index(out_dir, list(rows.values()))
+        observer.begin(len(sweep.points), reused, executor)
+        last_write = time.monotonic()
+
+        def on_done(outcome: Outcome) -> None:
+            nonlocal last_write
+            row = index_row(by_id[outcome.run_id], out_dir, outcome.status, outcome.summary,
+                            outcome.error)
+            rows[outcome.run_id] = row
+            observer.run_finished(outcome, row)
+            if time.monotonic() - last_write >= INDEX_EVERY_S:
+                write_index(out_dir, list(rows.values()))
+                last_write = time.monotonic()
+
+        try:
+            if tasks:
+                executor.run(tasks, observer.run_started, on_done)
+        finally:
+            write_index(out_dir, list(rows.values()))
+    ordered = [rows[p.run_id] for p in sweep.points]
+    counts = {s: sum(r["status"] == s for r in ordered) for s in (DONE, FAILED, LOST, PENDING)}
+    result = SweepResult(out_dir, ordered, reused, executor.describe(),
+                         time.perf_counter() - started, counts)
+    observer.end(result)
+    return result
+
+
+# ------------------------------------------------------------------------------- index
+
+
+def flatten_summary(summary: dict) -> dict:
+    """Scalars as they are; dicts of scalars (up to MAX_FLAT_ENTRIES) as ``key.sub``; the rest
+    (per-link bytes, per-RSU load, lists) is left to each run's summary.json."""
+    flat = {}
+    for key, value in summary.items():
+        if isinstance(value, dict):
+            if key not in NOT_FLATTENED and len(value) <= MAX_FLAT_ENTRIES and all(
+                    not isinstance(v, dict | list) for v in value.values()):
+                flat.update({f"{key}.{k}": v for k, v in value.items()})
+        elif not isinstance(value, list):
+            flat[key] = value
+    return flat
+
+
+def index_row(point: Point, out_dir: Path, status: str, summary: dict | None = None,
+              error: str | None = None) -> dict:
+    row = {"run_id": point.run_id, "status": status, **point.params, "error": error,
+           "path": str(run_dir(out_dir, point).relative_to(out_dir)),
+           "log": str(log_path(out_dir, point.run_id).relative_to(out_dir))}
+    for key, value in flatten_summary(summary or {}).items():
+        row.setdefault(key, value)
+    return row
+
+
+def _column(values: pd.Series) -> pd.Series:
+    """One type per column, as Parquet wants: numbers stay numbers; mixed columns become text
+    (dicts and lists as JSON)."""
+    present = values.dropna()
+    if present.empty or all(isinstance(v, str) for v in present):
+        return values
+    if all(isinstance(v, bool) for v in present):
+        return values
+    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in present):
+        return pd.to_numeric(values)
+    return values.map(lambda v: v if v is None or isinstance(v, str) or v != v
+                      else json.dumps(v, sort_keys=True))
+
+
+def write_index(out_dir: Path, rows: list[dict]) -> None:
+    """index.parquet and index.csv, each written whole and renamed into place."""
+    table = pd.DataFrame(rows)
+    for column in table.columns:
+        if table[column].dtype == object:
+            table[column] = _column(table[column])
+    for suffix, write in ((".parquet", lambda t, p: t.to_parquet(p, index=False)),
+                          (".csv", lambda t, p: t.to_csv(p, index=False))):
+        final = Path(out_dir) / f"{INDEX}{suffix}"
+        tmp = final.with_name(f".{final.name}.tmp-{os.getpid()}")
+        write(table, tmp)
+        os.replace(tmp, final)
+
+
+def read_index(out_dir: str | Path) -> pd.DataFrame:
+    """A sweep folder's index (Parquet, or the CSV where Parquet is missing)."""
+    out_dir = Path(out_dir)
+    parquet = out_dir / f"{INDEX}.parquet"
+    if parquet.is_file():
+        return pd.read_parquet(parquet)
+    csv = out_dir / f"{INDEX}.csv"
+    if csv.is_file():
+        return pd.read_csv(csv)
+    raise NetflError(f"{out_dir}: no {INDEX}.parquet or {INDEX}.csv: not a sweep folder")
+
+
+# ------------------------------------------------------------------------------- files
+
+
+def _sweep_json(sweep: Sweep, out_dir: Path, executor) -> dict:
+    from netfl import __version__
+
+    return {
+        **sweep.definition(),
+        "points": [{"run_id": p.run_id, "params": p.params,
+                    "path": str(run_dir(out_dir, p).relative_to(out_dir))}
+                   for p in sweep.points],
+        "executor": executor.describe(),
+        "started": f"{datetime.now():%Y-%m-%dT%H:%M:%S}",
+        "netfl_version": __version__,
+    }
+
+
+def _write_json(path: Path, data: dict) -> None:
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+class _lock:
+    """An exclusive OS lock on ``<out_dir>/.sweep.lock`` (where the OS has flock)."""
+
+    def __init__(self, out_dir: Path):
+        self.path = Path(out_dir) / ".sweep.lock"
+        self.handle = None
+
+    def __enter__(self) -> _lock:
+        try:
+            import fcntl
+        except ImportError:  # not on a POSIX system: no lock
+            return self
+        self.handle = open(self.path, "a+")  # noqa: SIM115 (held until __exit__)
+        try:
+            fcntl.flock(self.handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self.handle.close()
+            raise NetflError(f"{self.path.parent}: another netfl sweep is writing this folder; "
+                             f"wait for it to end, or choose another --out") from None
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.handle is not None:
+            self.handle.close()
+
+
+__all__ = ["Observer", "SweepResult", "read_index", "run_sweep", "write_index"]
