@@ -151,7 +151,10 @@ def _problems(
         message = _message(err, parts, model, union)
         if err["type"] == "union_tag_invalid":
             parts, err = (*parts, "kind"), {**err, "input": err["ctx"]["tag"]}
-        has_value = err["type"] not in ("missing", "union_tag_not_found")
+        # a section's own check (a model validator) names its fields in its message: the
+        # section's whole content would only bury it
+        has_value = err["type"] not in ("missing", "union_tag_not_found") and not (
+            err["type"] == "value_error" and isinstance(err.get("input"), dict))
         key = (parts, repr(err.get("input")) if has_value else None)
         entry = grouped.setdefault(key, [parts, err.get("input"), has_value, []])
         if message not in entry[3]:

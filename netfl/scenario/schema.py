@@ -8,6 +8,7 @@ from pydantic import Field, PrivateAttr, model_validator
 
 from netfl.scenario.algorithms import GROUP_KINDS, Algorithm, FedAvgSpec, GroupFelSpec
 from netfl.scenario.iov import IovWorld
+from netfl.scenario.leo import LeoWorld
 from netfl.scenario.sections import (
     DataSpec,
     Devices,
@@ -24,7 +25,7 @@ CLOUD_ALGORITHMS = ("fedavg", "fedavg-qsgd", "hier-fedavg", "hier-local-qsgd", "
 IOV_ALGORITHMS = ("fed-chs", "hier-fedavg", "fedavg")
 IOV_PARTITIONS = ("iid", "dirichlet", "labels", "natural")
 
-World = Annotated[EdgeWorld | IovWorld, Field(discriminator="kind")]
+World = Annotated[EdgeWorld | IovWorld | LeoWorld, Field(discriminator="kind")]
 
 
 class Scenario(Section):
@@ -52,6 +53,8 @@ class Scenario(Section):
     def _cross_section(self) -> Scenario:
         if isinstance(self.world, IovWorld):
             return self._iov_checks()
+        if isinstance(self.world, LeoWorld):
+            return self._leo_checks()
         if self.links.access.rate is None:
             raise ValueError("links.access.rate is required (e.g. '20 Mbps')")
         algo = self.algorithm
@@ -90,31 +93,57 @@ class Scenario(Section):
                              "edge-edge links)")
         return self
 
+    def _leo_checks(self) -> Scenario:
+        """What a leo world allows: the mobile worlds' algorithms and partitions; link rates
+        from the world section (GSL, ISL, gateways) rather than the links classes."""
+        algo, world = self.algorithm, self.world
+        self._mobile_common("leo")
+        if algo.kind in ("hier-fedavg", "fedavg") and world.ground_stations is None:
+            raise ValueError(f"{algo.kind} aggregates at the cloud: give "
+                             f"world.ground_stations (gateways to the cloud)")
+        if algo.kind == "fed-chs" and world.isl.kind == "none" and world.ground_stations is None:
+            raise ValueError("fed-chs hands the model between satellites: give world.isl "
+                             "kind grid, or world.ground_stations to relay through the ground")
+        for name, where in (("access", "world.gsl"), ("backhaul", "world.isl.rate"),
+                            ("core", "world.ground_stations.rate")):
+            spec = getattr(self.links, name)
+            if name in self.links.model_fields_set and "rate" in spec.model_fields_set:
+                raise ValueError(f"on a leo world links.{name}.rate comes from {where}; "
+                                 f"remove it")
+        return self
+
+    def _mobile_common(self, kind: str) -> None:
+        """Checks shared by the iov and leo worlds."""
+        algo, a = self.algorithm, "an" if kind == "iov" else "a"
+        if algo.kind not in IOV_ALGORITHMS:
+            raise ValueError(f"algorithm {algo.kind!r} does not run on {a} {kind} world "
+                             f"(clusters change as nodes move); use one of "
+                             f"{', '.join(IOV_ALGORITHMS)}")
+        if self.data.partition.kind not in IOV_PARTITIONS:
+            raise ValueError(f"data.partition.kind {self.data.partition.kind!r} splits data by "
+                             f"edge server, which moves here; on {a} {kind} world use "
+                             f"{', '.join(IOV_PARTITIONS)}")
+        access = self.links.access
+        if access.shared:
+            raise ValueError(f"links.access.shared is not modelled on {a} {kind} world (each "
+                             f"client has its own rate; MAC contention is not modelled)")
+        if access.availability.kind != "always":
+            raise ValueError(f"on {a} {kind} world access links go up and down with coverage; "
+                             f"links.access.availability must be always")
+        if self.stop.max_cost is not None:
+            raise ValueError(f"stop.max_cost is a budget of Group-FEL's eq. (5) cost, which "
+                             f"{algo.kind} does not charge")
+
     def _iov_checks(self) -> Scenario:
         """What an iov world allows: its algorithms, partitions over a vehicle population, and
         access links whose rate and ups and downs come from the radio and the road."""
         algo, world = self.algorithm, self.world
-        if algo.kind not in IOV_ALGORITHMS:
-            raise ValueError(f"algorithm {algo.kind!r} does not run on an iov world (clusters "
-                             f"change as vehicles move); use one of {', '.join(IOV_ALGORITHMS)}")
+        self._mobile_common("iov")
         if algo.kind in ("hier-fedavg", "fedavg") and not world.cloud:
             raise ValueError(f"{algo.kind} aggregates at the cloud: set world.cloud to true")
-        if self.data.partition.kind not in IOV_PARTITIONS:
-            raise ValueError(f"data.partition.kind {self.data.partition.kind!r} splits data by "
-                             f"edge server, which vehicles do not keep; on an iov world use "
-                             f"{', '.join(IOV_PARTITIONS)}")
         access = self.links.access
         given = "access" in self.links.model_fields_set  # the edge default's rate is not used
         if given and (access.rate or access.rate_up or access.rate_down):
             raise ValueError("on an iov world the access rate comes from world.radio; remove "
                              "links.access.rate / rate_up / rate_down")
-        if access.shared:
-            raise ValueError("links.access.shared is not modelled on an iov world (each vehicle "
-                             "has its own rate; MAC contention is not modelled)")
-        if access.availability.kind != "always":
-            raise ValueError("on an iov world access links go up and down with coverage; "
-                             "links.access.availability must be always")
-        if self.stop.max_cost is not None:
-            raise ValueError(f"stop.max_cost is a budget of Group-FEL's eq. (5) cost, which "
-                             f"{algo.kind} does not charge")
         return self
