@@ -1,0 +1,200 @@
+"""The ``leo`` world's section: a constellation, ground users, ground stations and the links.
+
+Satellites above a user's elevation mask are edge servers for that user; users are clients.
+Angles are plain degrees (``_deg`` fields); distances, rates and times take units.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
+
+from netfl.scenario.iov import ResumeUploads
+from netfl.scenario.types import (
+    Distance,
+    Duration,
+    ExistingFile,
+    Frequency,
+    Gain,
+    PositiveDistance,
+    PositiveDuration,
+    Power,
+    Rate,
+    Section,
+)
+
+Latitude = Annotated[float, Field(ge=-90, le=90)]
+Longitude = Annotated[float, Field(ge=-180, le=180)]
+ElevationMask = Annotated[float, Field(ge=0, lt=90)]
+
+
+class _Subset(Section):
+    max_satellites: PositiveInt | None = Field(
+        None, description="keep only the N satellites longest in view of the users")
+
+
+class WalkerConstellation(_Subset):
+    """A Walker-delta shell i: T/P/F with T = planes x per_plane."""
+
+    kind: Literal["walker"]
+    altitude: PositiveDistance
+    inclination_deg: Annotated[float, Field(ge=0, le=180)]
+    planes: PositiveInt
+    per_plane: PositiveInt
+    phasing: NonNegativeInt = 1
+
+    @model_validator(mode="after")
+    def _phasing(self) -> WalkerConstellation:
+        if self.phasing >= self.planes:
+            raise ValueError(f"phasing F ({self.phasing}) must be below planes ({self.planes})")
+        return self
+
+
+class PresetConstellation(_Subset):
+    """starlink-shell1 (550 km, 53 deg, 72 x 22), kuiper (630 km, 51.9 deg, 34 x 34), telesat
+    (1015 km, 98.98 deg, 27 x 13), walker-40-5 (500 km, 80 deg, 5 x 8)."""
+
+    kind: Literal["preset"]
+    preset: Literal["starlink-shell1", "kuiper", "telesat", "walker-40-5"]
+
+
+class TleConstellation(_Subset):
+    """Satellites from a TLE (2-line) or 3LE (with name lines) file, propagated by SGP4."""
+
+    kind: Literal["tle"]
+    path: ExistingFile
+
+
+Constellation = Annotated[WalkerConstellation | PresetConstellation | TleConstellation,
+                          Field(discriminator="kind")]
+
+
+class Region(Section):
+    """``count`` users uniform over the spherical cap of ``radius_km`` around a point."""
+
+    count: PositiveInt
+    lat_deg: Latitude
+    lon_deg: Longitude
+    radius_km: PositiveFloat
+
+
+class Users(Section):
+    """Ground users (the clients): ``points`` [[lat_deg, lon_deg], ...], one ``region`` or
+    several ``regions``; ``altitude`` above the WGS84 ellipsoid."""
+
+    points: list[tuple[Latitude, Longitude]] | None = None
+    region: Region | None = None
+    regions: list[Region] | None = None
+    altitude: Distance = 0.0
+
+    @model_validator(mode="after")
+    def _one_way(self) -> Users:
+        given = [name for name in ("points", "region", "regions")
+                 if getattr(self, name) is not None]
+        if len(given) != 1:
+            raise ValueError(f"give exactly one of points, region, regions (got "
+                             f"{', '.join(given) or 'none'})")
+        if (self.points is not None and not self.points) or (
+                self.regions is not None and not self.regions):
+            raise ValueError("the user list must not be empty")
+        return self
+
+
+class FixedGsl(Section):
+    """A fixed ground-satellite rate, each direction."""
+
+    kind: Literal["fixed"] = "fixed"
+    rate: Rate = 50e6
+
+
+class LinkBudgetGsl(Section):
+    """Shannon rate from a link budget at the current slant range d:
+    C/N0 = EIRP - FSPL(d, f) + G/T + 228.6 dB, SNR = C/N0 - 10 log10(B), rate =
+    B log2(1 + SNR), capped at ``max_rate``. The same budget both ways."""
+
+    kind: Literal["link-budget"]
+    frequency: Frequency = 12e9
+    bandwidth: Frequency = 20e6
+    eirp: Power = 40.0
+    g_over_t: Gain = Field(10.0, description="receiver G/T in dB/K")
+    max_rate: Rate | None = None
+
+
+Gsl = Annotated[FixedGsl | LinkBudgetGsl, Field(discriminator="kind")]
+
+
+class GridIsl(Section):
+    """+Grid inter-satellite links: each satellite to its two neighbours in its plane and the
+    same slot in the two adjacent planes; delay = range / c, updated as satellites move."""
+
+    kind: Literal["grid"] = "grid"
+    rate: Rate = 10e9
+
+
+class NoIsl(Section):
+    """No inter-satellite links: satellites reach each other through the ground (bent pipe)."""
+
+    kind: Literal["none"]
+
+
+Isl = Annotated[GridIsl | NoIsl, Field(discriminator="kind")]
+
+
+class GroundStations(Section):
+    """Gateways joining satellites to the cloud: a satellite has a feeder link to the cloud
+    while some gateway sees it above ``min_elevation_deg``; its delay is the slant range / c
+    plus ``terrestrial_delay``."""
+
+    positions: list[tuple[Latitude, Longitude]]
+    min_elevation_deg: ElevationMask = 25.0
+    rate: Rate = 1e9
+    terrestrial_delay: Duration = 0.010
+
+    @model_validator(mode="after")
+    def _some(self) -> GroundStations:
+        if not self.positions:
+            raise ValueError("positions must list at least one ground station")
+        return self
+
+
+class OrbitalRateUpdate(Section):
+    """A ground-satellite link's rate and delay are recomputed at least every ``interval``
+    while it carries traffic."""
+
+    interval: PositiveDuration = 1.0
+    distance: PositiveDistance = 10_000.0
+
+
+class LeoWorld(Section):
+    """Ground users are clients of the satellites in view; satellites are joined by ISLs
+    (+Grid) or through ground stations, which also lead to the cloud."""
+
+    kind: Literal["leo"]
+    constellation: Constellation
+    users: Users
+    min_elevation_deg: ElevationMask = 25.0
+    start: datetime = Field(datetime.fromisoformat("2026-01-01T00:00:00+00:00"),
+                            description="UTC epoch of simulated time 0")
+    horizon: PositiveDuration = Field(86400.0, description="how far the contact plan goes")
+    step: PositiveDuration = Field(10.0, description="contact plan's coarse step")
+    gsl: Gsl = FixedGsl()
+    isl: Isl = GridIsl()
+    ground_stations: GroundStations | None = None
+    handover_margin: Duration = Field(30.0, description="hand the model over this long before "
+                                      "the serving satellite sets")
+    delay_update: PositiveDuration = Field(10.0, description="ISL and feeder delays refresh")
+    rate_update: OrbitalRateUpdate = OrbitalRateUpdate()
+    resume_uploads: ResumeUploads = ResumeUploads()
+    cache: bool = Field(True, description="cache contact plans on disk")
+
+    @model_validator(mode="after")
+    def _aware(self) -> LeoWorld:
+        if self.start.tzinfo is None:
+            raise ValueError("start needs a time zone, e.g. 2026-01-01T00:00:00Z")
+        return self
+
+    @property
+    def cloud(self) -> bool:
+        return self.ground_stations is not None
