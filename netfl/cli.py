@@ -166,6 +166,43 @@ def _print_points(swept, folder: Path) -> None:
 
 
 @app.command()
+def report(
+    dirs: list[Path] = typer.Argument(..., help="Run folders, sweep folders, or folders that "
+                                      "hold them."),
+    out_dir: Path | None = typer.Option(None, "--out", help="Report folder (default: "
+                                        "<sweep>/report for one sweep, else ./report)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the report's path."),
+) -> None:
+    """Compare runs: mean ± std over seeds per algorithm and parameters (Markdown, CSV), accuracy
+    against simulated time and bytes with seed bands, and simulated time per tier."""
+    from netfl.results.report import group_columns, table_cells, write_report
+
+    try:
+        written = write_report(dirs, out_dir)
+    except NetflError as exc:
+        raise _fail(exc) from None
+    if quiet:
+        print(written.out_dir)
+        return
+    head, rows = table_cells(written.table, group_columns(written.collection), compact=True)
+    table = Table(title=f"{len(written.collection.runs)} runs, mean ± std over seeds",
+                  title_justify="left")
+    for column in head:
+        table.add_column(column, overflow="fold")
+    for cells in rows:
+        table.add_row(*cells)
+    out.print(table)
+    unfinished = written.collection.unfinished
+    if unfinished:
+        err.print(f"[yellow]{len(unfinished)} sweep runs did not finish[/yellow] (listed in "
+                  f"comparison.md), e.g. {unfinished[0]['run_id']}: "
+                  f"{unfinished[0]['error'] or unfinished[0]['status']}; log: "
+                  f"{unfinished[0]['log']}")
+    out.print(f"report: {written.out_dir / 'comparison.md'} (and .csv, runs.csv, "
+              f"accuracy_vs_time.png, accuracy_vs_bytes.png, time_breakdown.png)")
+
+
+@app.command()
 def validate(
     scenario: Path = typer.Argument(..., help="Scenario YAML file."),
     set_: list[str] = typer.Option([], "--set", help=SET_HELP),

@@ -155,3 +155,70 @@ def plot_space_time(segments: list[tuple[tuple[float, float], tuple[float, float
     fig.savefig(path)
     plt.close(fig)
     return Path(path)
+
+
+def _common_axis(x_name: str, xs: list[pd.Series]) -> tuple[float, str]:
+    """One scale and label for every curve of a figure (the largest value picks the unit)."""
+    joined = pd.concat([x for x in xs if len(x)]) if any(len(x) for x in xs) else pd.Series(
+        [0.0])
+    peak = float(joined.max())
+    scaled, label = AXES[x_name](pd.Series([peak]))
+    return (float(scaled.iloc[0]) / peak if peak else 1.0), label
+
+
+def plot_bands(curves: dict[str, pd.DataFrame], x_name: str, path: Path, title: str,
+               target_accuracy: float | None = None) -> Path:
+    """One line per group (label -> table of ``x_name``, mean, std) with a mean ± std band
+    where the group has several seeds; written to ``path``."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7.2, 4.4), dpi=110)
+    factor, label = _common_axis(x_name, [c[x_name] for c in curves.values()])
+    for name, curve in curves.items():
+        if not len(curve):
+            continue
+        x = curve[x_name] * factor
+        (line,) = ax.step(x, curve["mean"], where="post", linewidth=1.6, label=name)
+        if curve["std"].notna().any():
+            low = (curve["mean"] - curve["std"]).clip(lower=0)
+            high = (curve["mean"] + curve["std"]).clip(upper=1)
+            ax.fill_between(x, low, high, step="post", color=line.get_color(), alpha=0.18,
+                            linewidth=0)
+    if target_accuracy is not None:
+        ax.axhline(target_accuracy, color="grey", linestyle="--", linewidth=1,
+                   label=f"target {target_accuracy:g}")
+    if len(curves) > 4:  # many groups: the legend goes beside the axes, not over the curves
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    else:
+        ax.legend(loc="lower right", fontsize=8)
+    ax.set_xlabel(label)
+    ax.set_ylabel("test accuracy")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    fig.savefig(path, bbox_inches="tight")
+    plt.close(fig)
+    return Path(path)
+
+
+def plot_time_breakdown(table: pd.DataFrame, path: Path, title: str) -> Path:
+    """Stacked horizontal bars: one per group (the table's index), one segment per column
+    (node-seconds by category)."""
+    plt = _pyplot()
+    height = 1.2 + 0.45 * max(1, len(table))
+    fig, ax = plt.subplots(figsize=(8.0, height), dpi=110)
+    peak = float(table.sum(axis=1).max()) if len(table) else 0.0
+    scale, unit = ((3600.0, "h") if peak >= 3 * 3600 else (60.0, "min") if peak >= 3 * 60
+                   else (1.0, "s"))
+    left = pd.Series(0.0, index=table.index)
+    labels = [str(i) for i in table.index]
+    for column in table.columns:
+        values = table[column] / scale
+        ax.barh(labels, values, left=left, label=column, height=0.6)
+        left = left + values
+    ax.invert_yaxis()  # first group on top
+    ax.set_xlabel(f"node-time ({unit}), summed over nodes and transfers")
+    ax.set_title(title)
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    fig.savefig(path, bbox_inches="tight")
+    plt.close(fig)
+    return Path(path)

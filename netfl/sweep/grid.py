@@ -300,7 +300,7 @@ def _expand(sweep: Sweep, raw: dict, lines: dict, origins: dict) -> list[Point]:
     keys = list(sweep.grid)
     combos = list(itertools.product(*(sweep.grid[k] for k in keys)))
     seeds = sweep.seeds if sweep.seeds is not None else [None]
-    problems: dict[str, ScenarioProblem] = {}
+    problems: dict[object, ScenarioProblem] = {}
     points: list[Point] = []
     for case_index, case in enumerate(sweep.cases or [{}]):
         for combo in combos:
@@ -319,7 +319,10 @@ def _expand(sweep: Sweep, raw: dict, lines: dict, origins: dict) -> list[Point]:
                 except ScenarioError as exc:
                     for problem in exc.problems:
                         mapped = _locate(problem, case_index, case, keys, origins)
-                        problems.setdefault(mapped.format(), mapped)
+                        # an unknown key is one problem, whatever values the grid gives it
+                        key = ((mapped.source, mapped.line, mapped.path, mapped.message)
+                               if mapped.message.startswith("unknown key") else mapped.format())
+                        problems.setdefault(key, mapped)
                     continue
                 scenario._source = source
                 params = {k: v.value for k, v in swept}
