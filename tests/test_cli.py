@@ -96,3 +96,56 @@ def test_validate_builds_the_partition_and_reads_referenced_files(tmp_path):
 def test_an_override_that_adds_an_unknown_section_is_blamed_on_the_override():
     result = runner.invoke(app, ["validate", str(QUICKSTART), "--set", "foo.bar=1"])
     assert result.exit_code == 2 and "--set: foo = {'bar': 1}: unknown key" in result.output
+
+
+def _tiny_file(tmp_path: Path) -> Path:
+    import yaml
+
+    from tests.conftest import TINY
+
+    path = tmp_path / "tiny.yaml"
+    path.write_text(yaml.safe_dump(TINY, sort_keys=False))
+    return path
+
+
+def test_sweep_then_report(tmp_path):
+    scenario, out = _tiny_file(tmp_path), tmp_path / "sweep"
+    args = ["sweep", str(scenario), "--grid", "algorithm.kind=fedavg,hier-fedavg",
+            "--seeds", "2", "--out", str(out), "--workers", "2"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "4 runs: 4 done (0 from earlier)" in result.output
+    assert len(list(out.glob("runs/tiny/*/summary.json"))) == 4
+    dry = runner.invoke(app, [*args, "--dry-run"])
+    assert dry.exit_code == 0 and dry.output.count("done") == 4
+    again = runner.invoke(app, args)  # resumes: nothing left to run
+    assert again.exit_code == 0 and "4 done (4 from earlier)" in again.output
+    report = runner.invoke(app, ["report", str(out)])
+    assert report.exit_code == 0, report.output
+    assert "fedavg" in report.output and "hier-fedavg" in report.output
+    text = (out / "report" / "comparison.md").read_text()
+    assert "| fedavg | 2 |" in text and "| hier-fedavg | 2 |" in text
+
+
+def test_sweep_reports_a_failed_run_with_its_log_and_exits_1(tmp_path):
+    scenario, out = _tiny_file(tmp_path), tmp_path / "sweep"
+    result = runner.invoke(app, ["sweep", str(scenario), "--out", str(out), "--workers", "1",
+                                 "--grid", "devices.clients.memory=1 kB,4 GB", "--quiet"])
+    assert result.exit_code == 1, result.output
+    assert "2 runs: 1 done (0 from earlier), 1 failed" in result.output
+    log = next((out / "logs").glob("memory-1kB*.log"))
+    assert str(log) in "".join(result.output.split())  # the table may fold the path
+    assert "Traceback" not in result.output and "Traceback" in log.read_text()
+
+
+def test_sweep_bad_grid_is_reported_before_anything_runs(tmp_path):
+    scenario, out = _tiny_file(tmp_path), tmp_path / "sweep"
+    result = runner.invoke(app, ["sweep", str(scenario), "--out", str(out),
+                                 "--grid", "algorithm.lrr=0.1,0.2", "--grid", "seed=x"])
+    assert result.exit_code == 2
+    assert "--grid: algorithm.lrr" in result.output and "did you mean 'lr'" in result.output
+    assert "--grid: seed = 'x'" in result.output
+    assert not out.exists()
+    local = runner.invoke(app, ["sweep", str(scenario), "--executor", "local",
+                                "--address", "tcp://127.0.0.1:8786"])
+    assert local.exit_code == 1 and "use it with --executor dask" in local.output

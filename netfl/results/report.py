@@ -33,7 +33,7 @@ from netfl.results.store import SUMMARY, is_complete
 from netfl.sim.clock import format_bytes, format_duration
 
 SEED = "seed"
-NOT_PARAMETERS = ("seed", "name", "output.")
+NOT_PARAMETERS = ("seed", "name", "output.", "algorithm.kind")  # kind: the algorithm column
 METRICS = ("final_accuracy", "best_accuracy", "time_to_target_s", "bytes_to_target",
            "rounds_to_target", "sim_time_s", "rounds", "bytes_total", "handovers",
            "handovers_failed", "transfers_failed", "uploads_lost", "dropouts")

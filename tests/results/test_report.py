@@ -1,0 +1,181 @@
+"""Comparison reports on small hand-made results: numbers checked by hand."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pytest
+import yaml
+
+from netfl.errors import NetflError
+from netfl.results.report import (
+    band,
+    classify_tag,
+    collect,
+    comparison_table,
+    markdown_table,
+    time_breakdown,
+    write_report,
+)
+from netfl.results.store import write_run
+
+BASE = {"target_accuracy": 0.8, "sim_time_s": 30.0, "bytes_total": 1000.0, "clients": 2,
+        "handovers_failed": 0, "transfers_failed": 0, "uploads_lost": 0, "dropouts": 0,
+        "compute_time_s_by_tier": {"client": 2.0}, "aggregation_time_s_by_tier": {},
+        "transfer_time_s_by_tag": {"client->edge": 1.0}}
+
+
+def make_run(parent, run_id, algorithm, seed, final, ttt=None, btt=None, handovers=0,
+             lr=0.1, name="x", curve=((0.0, 0.1), (10.0, 0.5))):
+    summary = {**BASE, "name": name, "algorithm": algorithm, "seed": seed,
+               "final_accuracy": final, "best_accuracy": final, "time_to_target_s": ttt,
+               "bytes_to_target": btt, "rounds_to_target": None if ttt is None else 3,
+               "rounds": 5, "handovers": handovers}
+    metrics = pd.DataFrame({"sim_time_s": [c[0] for c in curve],
+                            "accuracy": [c[1] for c in curve],
+                            "bytes_total": [c[0] * 10 for c in curve]})
+    scenario = {"name": name, "seed": seed, "algorithm": {"kind": algorithm, "lr": lr},
+                "output": {"dir": f"somewhere-{seed}"}}
+    return write_run(parent, run_id, summary, metrics, yaml.safe_dump(scenario))
+
+
+@pytest.fixture
+def loose(tmp_path):
+    """fed-a with three seeds (one misses the target), fed-b with two (neither reaches it)."""
+    root = tmp_path / "runs"
+    make_run(root, "a1", "fed-a", 1, 0.80, ttt=10.0, btt=100.0, handovers=1)
+    make_run(root, "a2", "fed-a", 2, 0.82, ttt=20.0, btt=300.0, handovers=2)
+    make_run(root, "a3", "fed-a", 3, 0.84, handovers=3)
+    make_run(root, "b1", "fed-b", 1, 0.5)
+    make_run(root, "b2", "fed-b", 2, 0.7)
+    return root
+
+
+def test_table_gives_mean_and_sample_std_over_seeds(loose):
+    collection = collect([loose])
+    assert collection.param_keys == []  # lr is the same everywhere; seed and output aside
+    table = comparison_table(collection).set_index("algorithm")
+    a, b = table.loc["fed-a"], table.loc["fed-b"]
+    assert a["runs"] == 3 and a["seeds"] == "1 2 3"
+    assert a["final_accuracy_mean"] == pytest.approx(0.82)
+    assert a["final_accuracy_std"] == pytest.approx(0.02)
+    assert a["time_to_target_s_mean"] == pytest.approx(15.0)
+    assert a["time_to_target_s_std"] == pytest.approx(math.sqrt(50.0))
+    assert a["time_to_target_s_n"] == 2
+    assert a["bytes_to_target_mean"] == pytest.approx(200.0)
+    assert a["handovers_mean"] == pytest.approx(2.0) and a["handovers_std"] == pytest.approx(1)
+    assert b["final_accuracy_mean"] == pytest.approx(0.6)
+    assert b["final_accuracy_std"] == pytest.approx(math.sqrt(0.02))
+    assert b["time_to_target_s_n"] == 0 and math.isnan(b["time_to_target_s_mean"])
+
+    text = markdown_table(comparison_table(collection), ["algorithm"])
+    lines = text.splitlines()
+    assert lines[0].startswith("| algorithm | runs | final accuracy | time to target |")
+    assert "| fed-a | 3 | 0.820 ± 0.020 | 15.0 s ± 7.1 s (2/3) | 200 B ± 141 B (2/3) |" in text
+    assert "| fed-b | 2 | 0.600 ± 0.141 | not reached (0/2) | not reached (0/2) |" in text
+    assert "| 2 ± 1 |" in lines[2]  # hand-overs of fed-a
+
+
+def test_differing_scenario_fields_become_parameters(tmp_path):
+    root = tmp_path / "runs"
+    for seed in (1, 2):
+        make_run(root, f"lr1-{seed}", "fed-a", seed, 0.7 + seed / 100, lr=0.1)
+        make_run(root, f"lr2-{seed}", "fed-a", seed, 0.8 + seed / 100, lr=0.2)
+    collection = collect([root])
+    assert collection.param_keys == ["algorithm.lr"]
+    table = comparison_table(collection)
+    assert list(table["algorithm.lr"]) == ["0.1", "0.2"]
+    assert list(table["final_accuracy_mean"]) == pytest.approx([0.715, 0.815])
+
+
+def test_band_follows_each_seed_as_a_step_and_holds_its_final_value():
+    one = pd.DataFrame({"sim_time_s": [0.0, 1.0, 2.0], "accuracy": [0.1, 0.5, 0.7]})
+    two = pd.DataFrame({"sim_time_s": [0.0, 1.5], "accuracy": [0.1, 0.6]})
+    curve = band([one, two], "sim_time_s")
+    assert list(curve["sim_time_s"]) == [0.0, 1.0, 1.5, 2.0]
+    assert list(curve["mean"]) == pytest.approx([0.1, 0.3, 0.55, 0.65])
+    assert curve["std"].iloc[1] == pytest.approx(math.sqrt(0.08))  # 0.5 and 0.1, ddof=1
+    assert list(curve["n"]) == [2, 2, 2, 2]
+    alone = band([one], "sim_time_s")
+    assert alone["std"].isna().all()
+
+
+def test_time_breakdown_by_hand():
+    summary = {"clients": 2, "sim_time_s": 5.0,
+               "compute_time_s_by_tier": {"client": 2.0, "edge": 1.0},
+               "aggregation_time_s_by_tier": {"edge": 0.5},
+               "transfer_time_s_by_tag": {"client->edge": 3.0, "edge->client": 1.0,
+                                          "edge->edge": 2.0, "edge->cloud": 0.5,
+                                          "resumed-part": 0.25}}
+    assert time_breakdown(summary) == {
+        "compute": 3.5, "client-edge": 4.0, "edge-edge": 2.0, "edge-cloud": 0.5,
+        "client-cloud": 0.0, "other transfers": 0.25, "waiting": 2 * 5.0 - 2.0 - 4.0}
+    # on a road world, presence is the vehicle-seconds in coverage
+    road = {**summary, "load_by_rsu": {"r0": {"vehicle_seconds": 7.0},
+                                       "r1": {"vehicle_seconds": 1.0}}}
+    assert time_breakdown(road)["waiting"] == 8.0 - 2.0 - 4.0
+    assert time_breakdown({**summary, "clients": 0})["waiting"] == 0.0  # floored
+    assert classify_tag("secagg client->edge") == "client-edge"
+    assert classify_tag("cloud->client") == "client-cloud"
+
+
+def test_report_writes_markdown_csv_and_plots_and_replaces_an_earlier_one(loose, tmp_path):
+    out = tmp_path / "report"
+    report = write_report([loose], out)
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["accuracy_vs_bytes.png", "accuracy_vs_time.png", "comparison.csv",
+                     "comparison.md", "runs.csv", "time_breakdown.csv", "time_breakdown.png"]
+    for png in out.glob("*.png"):
+        assert png.stat().st_size > 5000
+    csv = pd.read_csv(out / "comparison.csv")
+    assert list(csv["final_accuracy_mean"]) == pytest.approx([0.82, 0.6])
+    assert len(pd.read_csv(out / "runs.csv")) == 5
+    breakdown = pd.read_csv(out / "time_breakdown.csv", index_col="group")
+    assert breakdown.loc["fed-a", "compute"] == pytest.approx(2.0)
+    assert breakdown.loc["fed-a", "waiting"] == pytest.approx(2 * 30.0 - 2.0 - 1.0)
+    assert "| fed-a | 3 |" in report.markdown
+    assert "![accuracy against simulated time](accuracy_vs_time.png)" in report.markdown
+    (out / "stale.txt").write_text("from an earlier report")
+    write_report([loose], out)
+    assert not (out / "stale.txt").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+    not_a_report = tmp_path / "mine"
+    not_a_report.mkdir()
+    (not_a_report / "notes.txt").write_text("keep me")
+    with pytest.raises(NetflError, match="not a netfl report"):
+        write_report([loose], not_a_report)
+
+
+def test_report_on_a_sweep_uses_its_parameters_and_lists_unfinished_runs(tmp_path):
+    sweep = tmp_path / "sweep"
+    points = []
+    for lr in (0.1, 0.2):
+        for seed in (1, 2):
+            run_id = f"lr-{lr}_s{seed}"
+            points.append({"run_id": run_id, "params": {"algorithm.lr": lr, "seed": seed},
+                           "path": f"runs/x/{run_id}"})
+            if (lr, seed) != (0.2, 2):
+                make_run(sweep / "runs" / "x", run_id, "fed-a", seed, 0.5 + lr, lr=lr)
+    (sweep / "sweep.json").write_text(json.dumps({"params": ["algorithm.lr", "seed"],
+                                                  "points": points}))
+    pd.DataFrame({"run_id": [p["run_id"] for p in points],
+                  "status": ["done", "done", "done", "failed"],
+                  "error": [None, None, None, "boom"]}).to_csv(sweep / "index.csv", index=False)
+    report = write_report([sweep])
+    assert report.out_dir == sweep / "report"
+    table = report.table
+    assert list(table["algorithm.lr"]) == ["0.1", "0.2"] and list(table["runs"]) == [2, 1]
+    assert "| lr-0.2_s2 | failed | boom | " in report.markdown
+    assert str(sweep / "logs" / "lr-0.2_s2.log") in report.markdown
+    # the same sweep given twice, or inside a folder given too, is counted once
+    again = collect([sweep, tmp_path])
+    assert len(again.runs) == 3
+
+
+def test_nothing_to_report_is_a_clear_error(tmp_path):
+    with pytest.raises(NetflError, match="no run results"):
+        collect([tmp_path])
+    with pytest.raises(NetflError, match="no such folder"):
+        collect([tmp_path / "missing"])

@@ -1,0 +1,285 @@
+"""Sweeps: grid expansion and validation, executors that agree, resume, failures, dead workers."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from netfl.errors import NetflError, ScenarioError
+from netfl.simulation import run_scenario
+from netfl.sweep import DaskExecutor, LocalExecutor, load_sweep, read_index, run_sweep
+from netfl.sweep.grid import split_values
+from netfl.sweep.runner import _lock
+from netfl.sweep.task import DIE_ONCE_ENV
+from tests.conftest import TINY
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def write_scenario(directory: Path, sweep: dict | None = None, **changes) -> Path:
+    """TINY as a YAML file, with ``changes`` to its sections and an optional sweep: section."""
+    data = copy.deepcopy(TINY)
+    for key, value in changes.items():
+        data[key] = value
+    if sweep is not None:
+        data["sweep"] = sweep
+    path = directory / "tiny.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def comparable(summary: dict) -> dict:
+    """A summary less what may differ between identical runs (host time)."""
+    return {k: v for k, v in summary.items() if k != "host_time_s"}
+
+
+def run_dirs(out: Path) -> list[Path]:
+    return sorted(p for p in (out / "runs").glob("*/*") if not p.name.startswith("."))
+
+
+# ----------------------------------------------------------------------------- the grid
+
+
+def test_split_values_keeps_brackets_braces_and_quotes_whole():
+    assert split_values("1,2, 3") == ["1", "2", "3"]
+    assert split_values("[64, 64],[32]") == ["[64, 64]", "[32]"]
+    assert split_values("{kind: retransmit, probability: 0.05},'a,b'") == [
+        "{kind: retransmit, probability: 0.05}", "'a,b'"]
+
+
+def test_grid_expands_cases_by_grid_by_seeds_in_order(tmp_path):
+    path = write_scenario(tmp_path, sweep={
+        "cases": [{"algorithm.kind": "fedavg"},
+                  {"algorithm.kind": "hier-fedavg", "algorithm.edge_rounds": 2}],
+        "grid": {"links.access.rate": ["10 Mbps", "20 Mbps"]}})
+    sweep = load_sweep(path, grid=["algorithm.local_steps=1,2,3"], seeds=2)
+    assert len(sweep.points) == 2 * 2 * 3 * 2
+    first, last = sweep.points[0].params, sweep.points[-1].params
+    assert first == {"algorithm.kind": "fedavg", "links.access.rate": "10 Mbps",
+                     "algorithm.local_steps": 1, "seed": 1}
+    assert last == {"algorithm.kind": "hier-fedavg", "algorithm.edge_rounds": 2,
+                    "links.access.rate": "20 Mbps", "algorithm.local_steps": 3, "seed": 2}
+    # seeds vary fastest, then the last grid key; --seeds N starts at the file's seed (1)
+    assert [p.params["seed"] for p in sweep.points[:4]] == [1, 2, 1, 2]
+    assert [p.params["algorithm.local_steps"] for p in sweep.points[:4]] == [1, 1, 2, 2]
+    # each point's scenario carries its values
+    point = sweep.points[-1]
+    assert point.scenario.algorithm.kind == "hier-fedavg"
+    assert point.scenario.algorithm.edge_rounds == 2
+    assert point.scenario.links.access.rate == 20e6
+    assert point.scenario.seed == 2
+    assert len({p.run_id for p in sweep.points}) == len(sweep.points)
+    assert sweep.param_keys == ["algorithm.kind", "algorithm.edge_rounds",
+                                "links.access.rate", "algorithm.local_steps", "seed"]
+
+
+def test_command_line_grid_and_seeds_replace_the_files(tmp_path):
+    path = write_scenario(tmp_path, sweep={"seeds": [5, 9],
+                                           "grid": {"algorithm.local_steps": [1, 2]}})
+    sweep = load_sweep(path)
+    assert [(p.params["algorithm.local_steps"], p.params["seed"]) for p in sweep.points] == [
+        (1, 5), (1, 9), (2, 5), (2, 9)]
+    sweep = load_sweep(path, grid=["algorithm.local_steps=4"], seeds=1)
+    assert [p.params for p in sweep.points] == [{"algorithm.local_steps": 4, "seed": 1}]
+
+
+def test_no_grid_is_one_run_of_the_scenario(tmp_path):
+    sweep = load_sweep(write_scenario(tmp_path), overrides=["seed=3"])
+    assert [p.params for p in sweep.points] == [{"seed": 3}]
+
+
+def test_run_ids_are_stable_and_change_with_the_resolved_scenario(tmp_path):
+    path = write_scenario(tmp_path)
+    ids = [p.run_id for p in load_sweep(path, grid=["algorithm.local_steps=1,2"]).points]
+    assert ids == [p.run_id for p in load_sweep(path, grid=["algorithm.local_steps=1,2"]).points]
+    assert ids[0].startswith("local_steps-1_s1-")
+    # the same points in another interpreter with another hash seed
+    code = ("from netfl.sweep import load_sweep; import sys; "
+            "print(' '.join(p.run_id for p in load_sweep(sys.argv[1], "
+            "grid=['algorithm.local_steps=1,2']).points))")
+    other = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
+                           text=True, check=True, cwd=ROOT,
+                           env={**os.environ, "PYTHONHASHSEED": "12345"})
+    assert other.stdout.split() == ids
+    # editing a value of the file changes every id: old results are not reused
+    changed = write_scenario(tmp_path, links={**TINY["links"],
+                                              "core": {"rate": "50 Mbps", "delay": "20 ms"}})
+    assert not set(ids) & {p.run_id for p in
+                           load_sweep(changed, grid=["algorithm.local_steps=1,2"]).points}
+
+
+def test_every_bad_point_is_reported_at_once_with_where_it_came_from(tmp_path):
+    path = write_scenario(tmp_path, sweep={"grid": {"algorithm.lr": [0.1, -1]}})
+    with pytest.raises(ScenarioError) as caught:
+        load_sweep(path, grid=["algorithm.local_stepz=1,2", "algorithm.batch_size=8,0"])
+    text = str(caught.value)
+    lines = path.read_text().splitlines()
+    lr_line = next(i for i, line in enumerate(lines, 1) if "algorithm.lr" in line)
+    assert f"{path}:{lr_line}: algorithm.lr = -1" in text
+    assert "--grid: algorithm.local_stepz" in text and "did you mean 'local_steps'" in text
+    assert "--grid: algorithm.batch_size = 0" in text
+    assert len(caught.value.problems) == 3  # each problem once, however many points share it
+
+
+def test_bad_sweep_sections_and_arguments_are_clear_errors(tmp_path):
+    cases = [
+        ({"grid": {"algorithm.lr": 0.1}}, [], None, "sweep.grid.algorithm.lr = 0.1: a "
+                                                    "non-empty list"),
+        ({"sed": 3}, [], None, "sweep.sed = 3: unknown key; allowed keys: seeds, cases, grid"),
+        ({"seeds": 0}, [], None, "sweep.seeds = 0: a count of seeds"),
+        (None, ["seed=1,2"], 2, "swept by the grid and by seeds"),
+        (None, ["algorithm.lr"], None, "a grid is KEY=V1,V2"),
+        (None, ["algorithm.lr=0.1,,0.2"], None, "empty value"),
+        ({"cases": [{"algorithm.lr": 0.1}]}, ["algorithm.lr=0.2"], None,
+         "set by both sweep.cases and the grid"),
+        (None, ["algorithm.local_steps=1,1"], None, "two points run the same scenario"),
+    ]
+    for section, grid, seeds, expected in cases:
+        path = write_scenario(tmp_path, sweep=section)
+        with pytest.raises(ScenarioError) as caught:
+            load_sweep(path, grid=grid, seeds=seeds)
+        assert expected in str(caught.value), (section, grid, str(caught.value))
+
+
+# ----------------------------------------------------------------------------- running
+
+
+def test_local_and_dask_runs_give_identical_results(tmp_path):
+    path = write_scenario(tmp_path, sweep={
+        "cases": [{"algorithm.kind": "fedavg", "algorithm.clients_per_round": 3},
+                  {"algorithm.kind": "hier-fedavg"}],
+        "seeds": 2})
+    sweep = load_sweep(path)
+    local = run_sweep(sweep, tmp_path / "local", LocalExecutor(workers=2))
+    dask = run_sweep(sweep, tmp_path / "dask", DaskExecutor(workers=2))
+    assert local.counts["done"] == dask.counts["done"] == 4
+    for point in sweep.points:
+        rel = Path("runs") / point.scenario.name / point.run_id
+        a = json.loads((tmp_path / "local" / rel / "summary.json").read_text())
+        b = json.loads((tmp_path / "dask" / rel / "summary.json").read_text())
+        assert comparable(a) == comparable(b)
+        assert ((tmp_path / "local" / rel / "metrics.csv").read_bytes()
+                == (tmp_path / "dask" / rel / "metrics.csv").read_bytes())
+    # and both equal the same point run in this process
+    point = sweep.points[0]
+    direct = run_scenario(point.scenario, write=False).summary
+    stored = json.loads((tmp_path / "dask" / "runs" / point.scenario.name / point.run_id /
+                         "summary.json").read_text())
+    assert comparable(json.loads(json.dumps(direct))) == comparable(stored)
+    # the seeds differ from each other (the sweep did not run one seed twice)
+    finals = {r["final_accuracy"] for r in local.rows}
+    assert len(finals) == 4
+    index = read_index(tmp_path / "dask")
+    assert list(index["status"]) == ["done"] * 4
+    assert list(index["run_id"]) == [p.run_id for p in sweep.points]
+
+
+def test_index_lists_every_run_with_parameters_and_summary(tmp_path):
+    path = write_scenario(tmp_path)
+    sweep = load_sweep(path, grid=["algorithm.local_steps=1,2"], seeds=2)
+    result = run_sweep(sweep, tmp_path / "out", LocalExecutor(workers=2))
+    parquet = pd.read_parquet(tmp_path / "out" / "index.parquet")
+    csv = pd.read_csv(tmp_path / "out" / "index.csv")
+    assert len(parquet) == len(csv) == 4
+    assert list(parquet["algorithm.local_steps"]) == [1, 1, 2, 2]
+    assert list(parquet["seed"]) == [1, 2, 1, 2]
+    assert (parquet["status"] == "done").all()
+    for row, stored in zip(result.rows, parquet.to_dict("records"), strict=True):
+        summary = json.loads((tmp_path / "out" / row["path"] / "summary.json").read_text())
+        assert stored["final_accuracy"] == summary["final_accuracy"]
+        assert stored["bytes_by_tag.client->edge"] == summary["bytes_by_tag"]["client->edge"]
+    assert list(csv["final_accuracy"]) == pytest.approx(list(parquet["final_accuracy"]))
+    definition = json.loads((tmp_path / "out" / "sweep.json").read_text())
+    assert definition["params"] == ["algorithm.local_steps", "seed"]
+    assert [p["run_id"] for p in definition["points"]] == [p.run_id for p in sweep.points]
+    assert not list((tmp_path / "out").glob(".index*"))  # no temporary file left behind
+
+
+def test_a_failing_run_is_reported_and_the_others_finish(tmp_path):
+    # 1 kB of client memory passes the schema but cannot hold the model: that run fails
+    path = write_scenario(tmp_path)
+    sweep = load_sweep(path, grid=["devices.clients.memory=1 kB,4 GB", "algorithm.rounds=2,3"])
+    result = run_sweep(sweep, tmp_path / "out", LocalExecutor(workers=2))
+    status = {tuple(r[k] for k in ("devices.clients.memory", "algorithm.rounds")): r["status"]
+              for r in result.rows}
+    assert status == {("1 kB", 2): "failed", ("1 kB", 3): "failed",
+                      ("4 GB", 2): "done", ("4 GB", 3): "done"}
+    assert len(run_dirs(tmp_path / "out")) == 2
+    for row in result.failed:
+        assert "devices.clients.memory" in row["error"]
+        log = (tmp_path / "out" / row["log"]).read_text()
+        assert "Traceback" in log and "ScenarioError" in log
+    index = read_index(tmp_path / "out")
+    assert sorted(index["status"]) == ["done", "done", "failed", "failed"]
+
+
+def test_a_dead_worker_has_its_run_retried_and_nothing_is_double_counted(tmp_path,
+                                                                         monkeypatch):
+    marker = tmp_path / "die-once"
+    marker.touch()
+    monkeypatch.setenv(DIE_ONCE_ENV, str(marker))
+    sweep = load_sweep(write_scenario(tmp_path), grid=["algorithm.local_steps=1,2,3"], seeds=2)
+    result = run_sweep(sweep, tmp_path / "out", LocalExecutor(workers=2, retries=1))
+    assert not marker.exists()  # a worker did die
+    assert result.counts["done"] == 6 and not result.failed
+    assert [d.name for d in run_dirs(tmp_path / "out")] == sorted(p.run_id
+                                                                  for p in sweep.points)
+    logs = [(tmp_path / "out" / r["log"]).read_text() for r in result.rows]
+    assert sum("worker process died during attempt 1; retrying" in log for log in logs) >= 1
+    index = read_index(tmp_path / "out")
+    assert len(index) == 6 and index["run_id"].is_unique
+
+
+def test_resume_after_killing_a_sweep_midway(tmp_path):
+    path = write_scenario(tmp_path, algorithm={**TINY["algorithm"], "rounds": 300})
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "netfl", "sweep", str(path), "--out", str(out),
+               "--seeds", "6", "--workers", "1", "--quiet"]
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 120
+    try:
+        while len(list(out.glob("runs/*/*/summary.json"))) < 2:
+            assert proc.poll() is None, "the sweep ended before it could be killed"
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        os.killpg(proc.pid, signal.SIGKILL)  # the sweep and its workers, with no clean-up
+    finally:
+        proc.wait()
+    finished = {p.parent.name: p.stat().st_mtime_ns for p in out.glob("runs/*/*/summary.json")}
+    assert 2 <= len(finished) < 6
+
+    sweep = load_sweep(path, seeds=6)
+    result = run_sweep(sweep, out, LocalExecutor(workers=2))
+    assert result.reused == len(finished)
+    assert result.counts["done"] == 6
+    after = {p.parent.name: p.stat().st_mtime_ns for p in out.glob("runs/*/*/summary.json")}
+    assert {k: after[k] for k in finished} == finished  # finished runs were not redone
+    assert sorted(after) == sorted(p.run_id for p in sweep.points)  # one folder per run
+    for run_id in finished:
+        assert (out / "logs" / f"{run_id}.log").read_text().count(": start #") == 1
+    assert list(read_index(out)["status"]) == ["done"] * 6
+
+
+def test_one_sweep_at_a_time_per_folder(tmp_path):
+    sweep = load_sweep(write_scenario(tmp_path))
+    (tmp_path / "out" / "logs").mkdir(parents=True)
+    with _lock(tmp_path / "out"), pytest.raises(NetflError, match="another netfl sweep"):
+        run_sweep(sweep, tmp_path / "out", LocalExecutor(workers=1))
+
+
+def test_executor_arguments_are_checked():
+    with pytest.raises(NetflError, match="--workers must be 1 or more"):
+        LocalExecutor(workers=0)
+    with pytest.raises(NetflError, match="with --address the cluster's own workers"):
+        DaskExecutor(address="tcp://127.0.0.1:1", workers=2)
