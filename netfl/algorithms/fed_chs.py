@@ -18,6 +18,14 @@ On a mobile world (IoV: RSUs are the ESs, passing vehicles their clients) the cl
 whoever is in the RSU's coverage at each exchange, and only uploads that complete before the
 vehicle leaves count; D_A,m in the next-ES rule is the data in the candidate's coverage when
 the rule is applied. On a static world both are the fixed clusters of the paper.
+
+On an orbital world (LEO, the paper's Appendix D) lines 16-18 follow visibility instead of the
+visit counts, as the appendix describes: the serving satellite m(t) trains with the users that
+see it; once it would set (stop seeing every user) within ``world.handover_margin``, it hands
+the model to the satellite in view with the longest remaining window, over an ISL route or
+through a gateway. A failed hand-over leaves the model with the last satellite that held it,
+which tries again after ``idle_wait``; while no satellite sees a user the model waits for the
+next rise, and that wait is reported as ``model_idle_s``.
 The E variant of the paper's Fig. 2 (``local_steps`` E > 1): K / E exchanges per round, in each
 of which clients take E SGD steps from w^t_k (rate eta at the block's first k) and upload their
 model; the ES averages the models with the same gamma_n (for E = 1 that is exactly eq. 5).
@@ -55,7 +63,12 @@ def learning_rate(schedule, k: int, K: int, lr: float) -> float:
 
 
 class FedCHS(Algorithm):
+    model_idle_s = 0.0
+
     def run(self):
+        if getattr(self.world, "orbital", False):
+            yield from self.run_orbital()
+            return
         spec, world = self.spec, self.world
         graph = world.edge_graph()
         order = {m: i for i, m in enumerate(world.edge_servers)}
@@ -73,6 +86,71 @@ class FedCHS(Algorithm):
             visits[m] += 1
             if self.end_round(t, w):
                 return
+
+    def run_orbital(self):
+        """Fed-CHS over a constellation: visibility-driven hand-overs (module docstring)."""
+        spec, world = self.spec, self.world
+        w = self.trainer.init_params()
+        if self.evaluate(w, 0):
+            return
+        m = yield from self.wait_for_visibility()
+        for t in range(1, spec.rounds + 1):
+            if m is not None and world.remaining_s(m, self.env.now) <= (
+                    world.spec.handover_margin):
+                m = yield from self.orbital_handover(m, t)
+            if m is None:
+                self.stopped_by = "out_of_contacts"
+                return
+            w = yield from self.train_cluster(m, w, t)
+            if self.end_round(t, w):
+                return
+
+    def orbital_handover(self, m: str, t: int):
+        """Hand the model from ``m`` to the satellite in view with the longest remaining
+        window (the next ones as fallbacks); returns the new holder, ``m`` itself where no
+        better satellite is in view, or None when no satellite will rise again."""
+        world = self.world
+        while True:
+            now = self.env.now
+            left = world.remaining_s(m, now)
+            candidates = [s for s in world.visible_satellites(now)
+                          if s != m and world.remaining_s(s, now) > left]
+            if not candidates:
+                if left > 0:
+                    return m
+                return (yield from self.wait_for_visibility(holder=m, round_=t))
+            routable = [s for s in candidates if self.ctx.network.route(m, s) is not None]
+            if routable:
+                holder = yield from self.move_model(m, routable, t)
+                if holder != m:
+                    return holder
+            # no route now (m has no ISL neighbour and no gateway), or the hand-over failed: m
+            # keeps the model and tries again when the geometry has moved on
+            started = self.env.now
+            yield self.env.timeout(world.spec.delay_update)
+            self.model_idle_s += self.env.now - started
+
+    def wait_for_visibility(self, holder: str | None = None, round_: int = 0):
+        """Wait (idle) until a satellite sees a user; returns it (after the model has moved
+        there from ``holder``), or None when none will."""
+        world = self.world
+        started = self.env.now
+        while not world.visible_satellites(self.env.now):
+            rise = world.next_rise_s(self.env.now)
+            if rise is None:
+                self.model_idle_s += self.env.now - started
+                return None
+            yield self.env.timeout(max(rise - self.env.now, 0.0) + 1e-6)
+        self.model_idle_s += self.env.now - started
+        best = world.visible_satellites(self.env.now)
+        if holder is None:
+            return best[0]
+        return (yield from self.move_model(holder, best, round_))
+
+    def summary_extras(self) -> dict:
+        if getattr(self.world, "orbital", False):
+            return {"model_idle_s": self.model_idle_s}
+        return {}
 
     def cluster_data(self) -> dict[str, float]:
         """D_A,m: the data held by each ES's cluster now."""

@@ -29,7 +29,9 @@ class HierFedAvg(Algorithm):
         if self.evaluate(w, 0):
             return
         for t in range(1, spec.rounds + 1):
-            edges = [self.env.process(self._edge_round(es, w, t)) for es in self.world.edge_servers]
+            serving = self.world.edge_servers if self.world.exclusive else [
+                es for es in self.world.edge_servers if self.world.primary_clients_of(es)]
+            edges = [self.env.process(self._edge_round(es, w, t)) for es in serving]
             yield self.env.all_of(edges)
             arrived = [job.value for job in edges if job.value is not None]
             if arrived:
@@ -49,7 +51,8 @@ class HierFedAvg(Algorithm):
             return None
         w_edge, contributors = w, set()
         for _ in range(self.spec.edge_rounds):
-            clients = self.world.clients_of(edge_server)  # changes as vehicles move (IoV)
+            # changes as clients move; one edge server per client where they see several (LEO)
+            clients = self.world.primary_clients_of(edge_server)
             result = yield from self.train_round(edge_server, clients, w_edge, t)
             if result.updates:
                 contributors.update(result.clients)

@@ -1,5 +1,5 @@
-"""Access links of a mobile world (IoV): made as vehicles first meet RSUs, up while in
-coverage, with rates that follow the vehicle-RSU distance.
+"""Access links of a mobile world (IoV, LEO): made as clients first meet edge servers (vehicles
+and RSUs, users and satellites), up while in coverage, with rates that follow the distance.
 
 * Contact events: the world's association changes bring a vehicle's access link up (creating
   it on first contact) and take it down when the vehicle leaves; every flow then crossing it
@@ -9,6 +9,9 @@ coverage, with rates that follow the vehicle-RSU distance.
   ``rate_update.distance`` the vehicle moves. Between transfers nothing is tracked (no cost).
 * Shadowing: one correlated shadowing process per link (its own random stream, drawn in link
   creation order), stepped by the distance moved since the link's last update.
+* Orbits (``world.propagation_delays``): an access link's delay is its current range / c,
+  refreshed with its rate; ISL and feeder delays are refreshed every ``delay_update`` for the
+  whole constellation, and feeder links go up and down with the gateways' windows.
 """
 
 from __future__ import annotations
@@ -18,11 +21,12 @@ import math
 import simpy
 
 from netfl.network.link import Channel, Link, LossModel
-from netfl.network.radio import AccessRadio
+from netfl.network.radio import SPEED_OF_LIGHT_MPS, AccessRadio
 from netfl.sim.trace import LinkState
 from netfl.world.base import CLIENT
 
-COVERAGE = "coverage"  # the hold-down reason of a vehicle out of an RSU's coverage
+COVERAGE = "coverage"  # the hold-down reason of a client out of an edge server's coverage
+GROUND = "no-ground-station"  # the hold-down reason of a feeder link no gateway sees
 
 
 class MobileAccess:
@@ -33,7 +37,8 @@ class MobileAccess:
         self.env: simpy.Environment = network.env
         self.world = network.world
         spec = self.world.spec
-        self.radio = AccessRadio(spec.radio)
+        self.radio = AccessRadio(self.world.access_radio_spec)
+        self.propagation = getattr(self.world, "propagation_delays", False)
         self.interval_s = spec.rate_update.interval
         self.step_m = spec.rate_update.distance
         self.resume = spec.resume_uploads
@@ -44,6 +49,24 @@ class MobileAccess:
         loss = network.spec.access.loss
         self._goodput = 1.0 - loss.probability if loss.kind == "rate-reduction" else 1.0
         self.world.subscribe(self._on_association)
+        if hasattr(self.world, "subscribe_links"):
+            self.world.subscribe_links(self._on_feeder)
+        if hasattr(self.world, "link_delays_s"):
+            self.env.process(self._update_delays(spec.delay_update))
+
+    def _on_feeder(self, u: str, v: str, up: bool) -> None:
+        self.network.set_link_state(self.network.link(u, v), up, GROUND)
+
+    def _update_delays(self, every_s: float):
+        """Refresh the delays of backhaul (ISL) and core (feeder) links from the geometry."""
+        links = [link for link in self.network.links() if link.link_class != "access"]
+        pairs = [(link.u, link.v) for link in links]
+        while True:
+            yield self.env.timeout(every_s)
+            for link, delay in zip(links, self.world.link_delays_s(pairs, self.env.now),
+                                   strict=True):
+                link.delay_s = float(delay)
+            self.network.clear_routes()
 
     # ------------------------------------------------------------------- contact events
 
@@ -61,17 +84,20 @@ class MobileAccess:
 
     def _new_link(self, client: str, rsu: str) -> Link:
         spec = self.network.spec.access
-        up, down = self._rates(self.world.distance_m(client, rsu, self.env.now), 0.0)
+        distance = self.world.distance_m(client, rsu, self.env.now)
+        up, down = self._rates(distance, 0.0)
         loss, loss_rng = LossModel(), None
         if spec.loss.kind == "retransmit":
             loss = LossModel(spec.loss.probability, spec.loss.max_retransmissions)
             loss_rng = self.network.streams.derive("network-loss-access", self._count)
-        link = Link(client, rsu, "access", spec.delay, Channel(self.env, f"{client}->{rsu}", up),
+        delay = distance / SPEED_OF_LIGHT_MPS if self.propagation else spec.delay
+        link = Link(client, rsu, "access", delay, Channel(self.env, f"{client}->{rsu}", up),
                     Channel(self.env, f"{rsu}->{client}", down), loss, loss_rng)
         if self.radio.varies:
             rng = self.network.streams.derive("radio-shadowing", self._count)
-            self._shadowing[link.name] = self.radio.shadowing(rng)
-            self._last_position[link.name] = self.world.position(client, self.env.now)
+            self._shadowing[link.name] = shadowing = self.radio.shadowing(rng)
+            if shadowing.sigma_db > 0:
+                self._last_position[link.name] = self.world.position(client, self.env.now)
         self._count += 1
         self.network.add_link(link)
         return link
@@ -114,19 +140,23 @@ class MobileAccess:
         return (link.u, link.v) if self.world.tier(link.u) == CLIENT else (link.v, link.u)
 
     def _refresh(self, link: Link) -> None:
-        client, rsu = self._ends(link)
+        client, server = self._ends(link)
         now = self.env.now
-        here = self.world.position(client, now)
-        if here is None:  # off the road: the link is about to go down; keep the last rate
+        distance = self.world.distance_m(client, server, now)
+        if not math.isfinite(distance):  # off the road: the link is about to go down
             return
-        before = self._last_position[link.name]
-        moved = 0.0 if before is None else math.dist(here, before)
-        self._last_position[link.name] = here
-        shadowing = self._shadowing[link.name]
-        shadow_db = shadowing.step(moved) if moved > 0 else shadowing.value_db
-        up, down = self._rates(math.dist(here, self.world.rsu_xy[rsu]), shadow_db)
-        link.channel(client, rsu).set_capacity(up)
-        link.channel(rsu, client).set_capacity(down)
+        shadowing, shadow_db = self._shadowing[link.name], 0.0
+        if shadowing.sigma_db > 0:
+            here = self.world.position(client, now)
+            before = self._last_position[link.name]
+            moved = 0.0 if before is None else math.dist(here, before)
+            self._last_position[link.name] = here
+            shadow_db = shadowing.step(moved) if moved > 0 else shadowing.value_db
+        up, down = self._rates(distance, shadow_db)
+        link.channel(client, server).set_capacity(up)
+        link.channel(server, client).set_capacity(down)
+        if self.propagation:
+            link.delay_s = distance / SPEED_OF_LIGHT_MPS
 
     def _track(self, link: Link):
         client, rsu = self._ends(link)

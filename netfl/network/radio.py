@@ -24,6 +24,7 @@ import numpy as np
 THERMAL_NOISE_DBM_PER_HZ = -174.0
 SPEED_OF_LIGHT_MPS = 299_792_458.0
 MIN_DISTANCE_M = 1.0  # path-loss models are not meant for shorter ranges
+BOLTZMANN_DBW_PER_K_HZ = -228.6
 
 
 def free_space_path_loss_db(distance_m: float, frequency_hz: float) -> float:
@@ -80,20 +81,32 @@ class CorrelatedShadowing:
         return self.value_db
 
 
+def link_budget_rate_bps(distance_m: float, frequency_hz: float, bandwidth_hz: float,
+                        eirp_dbm: float, g_over_t_db_k: float,
+                        max_rate_bps: float | None = None) -> float:
+    """Shannon rate of a satellite link: C/N0 = EIRP - FSPL + G/T - k (dB-Hz, with EIRP in
+    dBW), SNR = C/N0 - 10 log10(B)."""
+    c_over_n0 = ((eirp_dbm - 30.0) - free_space_path_loss_db(distance_m, frequency_hz)
+                 + g_over_t_db_k - BOLTZMANN_DBW_PER_K_HZ)
+    return shannon_rate_bps(bandwidth_hz, c_over_n0 - 10.0 * math.log10(bandwidth_hz),
+                            max_rate_bps)
+
+
 def propagation_delay_s(distance_m: float) -> float:
     """Distance over the speed of light."""
     return distance_m / SPEED_OF_LIGHT_MPS
 
 
 class AccessRadio:
-    """The rates of a vehicle-RSU link from a scenario's radio section (``world.radio``):
-    fixed, or Shannon over the current distance with correlated shadowing. Uplink is
-    vehicle -> RSU (vehicle transmits, RSU receives), downlink the other way."""
+    """The rates of a client-edge link from a scenario's radio section: fixed; Shannon over
+    the current distance with correlated shadowing (``world.radio`` of IoV: uplink vehicle ->
+    RSU, downlink the other way); or a satellite link budget (``world.gsl`` of LEO:
+    C/N0 = EIRP - FSPL + G/T - k, the same both ways)."""
 
     def __init__(self, spec):
         self.spec = spec
-        self.varies = spec.kind == "shannon"
-        if self.varies:  # the SNR in dB is these constants minus path loss and shadowing
+        self.varies = spec.kind in ("shannon", "link-budget")
+        if spec.kind == "shannon":  # the SNR in dB is these constants minus losses
             gains = spec.vehicle_antenna_gain + spec.rsu_antenna_gain
             self._up_db = (spec.vehicle_tx_power + gains
                            - noise_power_dbm(spec.bandwidth, spec.rsu_noise_figure))
@@ -101,8 +114,9 @@ class AccessRadio:
                              - noise_power_dbm(spec.bandwidth, spec.vehicle_noise_figure))
 
     def shadowing(self, rng: np.random.Generator) -> CorrelatedShadowing:
-        sigma = self.spec.shadowing_sigma_db() if self.varies else 0.0
-        decorrelation = self.spec.decorrelation if self.varies else 1.0
+        shannon = self.spec.kind == "shannon"
+        sigma = self.spec.shadowing_sigma_db() if shannon else 0.0
+        decorrelation = self.spec.decorrelation if shannon else 1.0
         return CorrelatedShadowing(sigma, decorrelation, rng)
 
     def path_loss_db(self, distance_m: float) -> float:
@@ -115,6 +129,10 @@ class AccessRadio:
         spec = self.spec
         if not self.varies:
             return spec.rate, spec.rate
+        if spec.kind == "link-budget":
+            rate = link_budget_rate_bps(distance_m, spec.frequency, spec.bandwidth, spec.eirp,
+                                        spec.g_over_t, spec.max_rate)
+            return rate, rate
         loss = self.path_loss_db(distance_m) + shadowing_db
         return (shannon_rate_bps(spec.bandwidth, self._up_db - loss, spec.max_rate),
                 shannon_rate_bps(spec.bandwidth, self._down_db - loss, spec.max_rate))

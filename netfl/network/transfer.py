@@ -136,6 +136,10 @@ class Network:
     def link(self, u: str, v: str) -> Link:
         return self._links[frozenset((u, v))]
 
+    def clear_routes(self) -> None:
+        """Forget cached routes (after link delays changed)."""
+        self._route_cache.clear()
+
     def find_link(self, u: str, v: str) -> Link | None:
         return self._links.get(frozenset((u, v)))
 

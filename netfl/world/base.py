@@ -74,6 +74,13 @@ class World:
         """Each client's primary edge server now (None while out of coverage)."""
         return {c: self.edge_of(c) for c in self.clients}
 
+    def primary_clients_of(self, edge_server: str) -> list[str]:
+        """The clients whose primary edge server is ``edge_server`` now (``clients_of`` in an
+        exclusive world): one cluster per client where clients see several."""
+        if self.exclusive:
+            return self.clients_of(edge_server)
+        return [c for c in self._members[edge_server] if self.edge_of(c) == edge_server]
+
     def edge_of(self, client: str) -> str | None:
         """The edge server ``client`` is attached to now (its first, in a non-exclusive
         world), or None."""

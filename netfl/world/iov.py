@@ -159,6 +159,7 @@ class RoadWorld(World):
                  arrivals_without_data: list[float], spec: IovWorld):
         super().__init__(graph, clients, rsus, cloud, {})
         self.spec = spec  # the scenario's world section: radio, rate updates, resumption
+        self.access_radio_spec = spec.radio
         self.rsu_xy, self.coverage_m, self.visits = rsu_xy, coverage_m, visits
         self.arrivals_without_data = arrivals_without_data  # first-visit times, sorted
         self._tracks = tracks
