@@ -3,7 +3,8 @@
 Both take the same :class:`~netfl.sweep.task.RunTask` list and call ``run_point`` on each, so a
 run's results do not depend on the executor or on the number of workers. An executor calls
 ``on_start(run_id)`` when it knows a run has started and ``on_done(outcome)`` once per task, in
-the calling thread.
+the calling thread. ``open()`` starts what the executor needs ahead (a Dask connection or
+LocalCluster), ``close()`` stops it.
 
 Dead workers. Locally, a worker process that dies (killed, out of memory, a crash in native
 code) breaks the whole process pool; the runs that were in progress are then retried in a fresh
@@ -65,6 +66,12 @@ class LocalExecutor:
 
     def describe(self) -> str:
         return f"{self.workers} local worker process{'es' if self.workers != 1 else ''}"
+
+    def open(self) -> None:
+        """Nothing to start ahead: each run's pool is made in run()."""
+
+    def close(self) -> None:
+        """Nothing to stop: run() shuts its pools down."""
 
     def slots(self) -> int:
         return self.workers
@@ -175,6 +182,7 @@ class DaskExecutor:
                              "own workers run the sweep")
         self.address, self.workers, self.retries = address, workers, retries
         self._client = client
+        self._connection = None  # (client, LocalCluster or None, whether we close them)
         self._slots = 0
         self.dashboard: str | None = None
 
@@ -212,33 +220,44 @@ class DaskExecutor:
                                    dashboard_address=dashboard, silence_logs=logging.ERROR)
         return Client(cluster), cluster, True
 
+    def open(self) -> None:
+        """Connect to the scheduler (or start the LocalCluster)."""
+        if self._connection is None:
+            self._connection = self._connect()
+            client, cluster, _owned = self._connection
+            self.dashboard = getattr(client, "dashboard_link", None) if cluster else None
+            self._slots = max(1, sum(client.nthreads().values()))
+
+    def close(self) -> None:
+        """Disconnect, and stop the LocalCluster this executor started."""
+        if self._connection is None:
+            return
+        client, cluster, owned = self._connection
+        self._connection = None
+        if owned:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+
     def run(self, tasks: list[RunTask], on_start: OnStart, on_done: OnDone) -> None:
         from distributed import as_completed
         from distributed.scheduler import KilledWorker
 
-        client, cluster, owned = self._connect()
-        try:
-            self.dashboard = getattr(client, "dashboard_link", None) if cluster else None
+        self.open()
+        client = self._connection[0]
+        token = uuid.uuid4().hex[:8]
+        futures = {client.submit(run_point, task, key=f"netfl-{task.run_id}-{token}",
+                                 pure=False, retries=self.retries): task
+                   for task in tasks}
+        for future in as_completed(list(futures)):
+            task = futures[future]
+            try:
+                outcome = future.result()
+            except KilledWorker:
+                _append_log(task, "=== its Dask workers died too often; given up ===")
+                outcome = Outcome(task.run_id, LOST, error="its Dask workers died too "
+                                                           "often (KilledWorker)")
+            except Exception as exc:
+                outcome = Outcome(task.run_id, FAILED, error=f"{type(exc).__name__}: {exc}")
+            on_done(outcome)
             self._slots = max(1, sum(client.nthreads().values()))
-            token = uuid.uuid4().hex[:8]
-            futures = {client.submit(run_point, task, key=f"netfl-{task.run_id}-{token}",
-                                     pure=False, retries=self.retries): task
-                       for task in tasks}
-            for future in as_completed(list(futures)):
-                task = futures[future]
-                try:
-                    outcome = future.result()
-                except KilledWorker:
-                    _append_log(task, "=== its Dask workers died too often; given up ===")
-                    outcome = Outcome(task.run_id, LOST, error="its Dask workers died too "
-                                                               "often (KilledWorker)")
-                except Exception as exc:
-                    outcome = Outcome(task.run_id, FAILED,
-                                      error=f"{type(exc).__name__}: {exc}")
-                on_done(outcome)
-                self._slots = max(1, sum(client.nthreads().values()))
-        finally:
-            if owned:
-                client.close()
-                if cluster is not None:
-                    cluster.close()

@@ -112,7 +112,6 @@ def run_sweep(sweep: Sweep, out_dir: str | Path, executor=None,
                                  str(log_path(out_dir, point.run_id)), die_once=die_once))
         reused = len(sweep.points) - len(tasks)
         write_index(out_dir, list(rows.values()))
-        observer.begin(len(sweep.points), reused, executor)
         last_write = time.monotonic()
 
         def on_done(outcome: Outcome) -> None:
@@ -127,8 +126,12 @@ def run_sweep(sweep: Sweep, out_dir: str | Path, executor=None,
 
         try:
             if tasks:
+                executor.open()
+            observer.begin(len(sweep.points), reused, executor)
+            if tasks:
                 executor.run(tasks, observer.run_started, on_done)
         finally:
+            executor.close()
             write_index(out_dir, list(rows.values()))
     ordered = [rows[p.run_id] for p in sweep.points]
     counts = {s: sum(r["status"] == s for r in ordered) for s in (DONE, FAILED, LOST, PENDING)}
