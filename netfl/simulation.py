@@ -27,7 +27,7 @@ from netfl.results.recorder import Recorder
 from netfl.scenario import Scenario, dump_scenario, load_scenario
 from netfl.sim.clock import RandomStreams
 from netfl.sim.trace import TraceBus
-from netfl.world import RoadWorld, build_world
+from netfl.world import OrbitWorld, RoadWorld, build_world
 from netfl.world.iov import VISIT_COLUMNS, space_time_segments, visit_rows
 
 METRIC_COLUMNS = ["sim_time_s", "round", "accuracy", "loss", "bytes_total", "bytes_hop_weighted",
@@ -129,14 +129,26 @@ class Simulation:
 
     def world_tables(self) -> dict[str, pd.DataFrame]:
         """Tables of a mobile world for the results directory: visits.csv (each vehicle's
-        time in each RSU's coverage)."""
+        time in each RSU's coverage) or windows.csv (each user's satellite windows)."""
+        if isinstance(self.world, OrbitWorld):
+            return {"windows": self.world.window_rows(self.env.now)}
         if not isinstance(self.world, RoadWorld):
             return {}
         return {"visits": pd.DataFrame(visit_rows(self.world, self.env.now),
                                        columns=VISIT_COLUMNS)}
 
     def plot_world(self, directory: Path) -> None:
-        """space_time.png for a road world: vehicles, RSUs and where the model was."""
+        """space_time.png for a road world: vehicles, RSUs and where the model was;
+        contact_chart.png for an orbital one: satellites in view and the model's holder."""
+        if isinstance(self.world, OrbitWorld):
+            from netfl.results.plots import plot_contact_chart
+
+            world = self.world
+            spans = {s: world.coverage(s) for s in world.edge_servers}
+            plot_contact_chart(spans, self.recorder.model_path, self.env.now,
+                               Path(directory) / "contact_chart.png",
+                               f"{self.scenario.name}: satellites in view and the model")
+            return
         if not isinstance(self.world, RoadWorld):
             return
         from netfl.results.plots import plot_space_time

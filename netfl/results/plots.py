@@ -222,3 +222,35 @@ def plot_time_breakdown(table: pd.DataFrame, path: Path, title: str) -> Path:
     fig.savefig(path, bbox_inches="tight")
     plt.close(fig)
     return Path(path)
+
+
+def plot_contact_chart(spans: dict[str, list[tuple[float, float]]],
+                       holder: list[tuple[float, str]], t_end_s: float, path: Path,
+                       title: str) -> Path:
+    """contact_chart.png: one row per satellite (those in view of some user by ``t_end_s``,
+    in order of first rise), a bar where it sees at least one user, and the satellite holding
+    the model as a thick step line across the rows."""
+    plt = _pyplot()
+    rows = sorted((s for s in spans if spans[s] and spans[s][0][0] <= t_end_s),
+                  key=lambda s: (spans[s][0][0], s))
+    row = {s: k for k, s in enumerate(rows)}
+    fig, ax = plt.subplots(figsize=(9, max(3.0, min(12.0, 0.12 * len(rows) + 2))), dpi=110)
+    for s in rows:
+        bars = [(a, min(b, t_end_s) - a) for a, b in spans[s] if a <= t_end_s]
+        ax.broken_barh(bars, (row[s] - 0.35, 0.7), color="tab:blue", alpha=0.45, linewidth=0)
+    track = [(t, row[s]) for t, s in holder if s in row]
+    if track:
+        times = [t for t, _ in track] + [t_end_s]
+        ys = [y for _, y in track] + [track[-1][1]]
+        ax.step(times, ys, where="post", color="tab:red", linewidth=2.0, label="model holder")
+        ax.legend(loc="upper left", fontsize=8)
+    ax.set_xlim(0, max(t_end_s, 1e-9))
+    ax.set_ylim(-1, max(len(rows), 1))
+    ax.set_xlabel("simulated time (s)")
+    ax.set_ylabel(f"satellite ({len(rows)} in view of a user, by first rise)")
+    ax.set_yticks([])
+    ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return Path(path)

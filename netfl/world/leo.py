@@ -213,6 +213,20 @@ class OrbitWorld(World):
         end = self._cover[k][i][1]
         return max(end - t, 0.0) if t < end else 0.0
 
+    def coverage(self, sat: str) -> list[tuple[float, float]]:
+        """The intervals in which ``sat`` sees at least one user."""
+        return self._cover[self._index[sat]]
+
+    def window_rows(self, now_s: float) -> pd.DataFrame:
+        """windows.csv: every window begun by ``now_s`` (set clipped there), by user and
+        satellite (with its constellation name)."""
+        begun = self.windows[self.windows["rise_s"] <= now_s]
+        return pd.DataFrame({
+            "user": [self.clients[k] for k in begun["site"]],
+            "satellite": [self.edge_servers[k] for k in begun["sat"]],
+            "name": [self.sat_names[k] for k in begun["sat"]],
+            "rise_s": begun["rise_s"].to_numpy(), "set_s": begun["set_s"].clip(upper=now_s)})
+
     def visible_satellites(self, t: float) -> list[str]:
         """Satellites that see at least one user at ``t``, longest remaining window first."""
         seen = [(self.remaining_s(s, t), -k, s) for k, s in enumerate(self.edge_servers)]
@@ -338,10 +352,13 @@ def build_leo_world(spec: LeoWorld, rng: np.random.Generator) -> OrbitWorld:
 
 
 def _kept(windows: pd.DataFrame, count: int, limit: int | None) -> list[int]:
-    """Indices of the satellites kept: all that see a user, or the ``limit`` longest in view
-    (ties to the lower index), in index order."""
+    """Indices of the satellites kept: all of them (those never in view still relay over
+    ISLs), or with ``limit`` the ``limit`` longest in view of the users (ties to the lower
+    index), in index order; [] when no satellite ever sees a user."""
     seen = (windows["set_s"] - windows["rise_s"]).groupby(windows["sat"]).sum()
-    ranked = sorted(seen.index, key=lambda k: (-seen[k], k))
-    if limit is not None:
-        ranked = ranked[:limit]
+    if seen.empty:
+        return []
+    if limit is None:
+        return list(range(count))
+    ranked = sorted(seen.index, key=lambda k: (-seen[k], k))[:limit]
     return sorted(int(k) for k in ranked)

@@ -201,3 +201,15 @@ def scatter_sites(count: int, lat_deg: float, lon_deg: float, radius_km: float,
                             np.cos(angle) - math.sin(lat0) * np.sin(lat))
     lon = (np.degrees(lon) + 180.0) % 360.0 - 180.0
     return np.column_stack([np.degrees(lat), lon])
+
+
+def tle_text(names: Sequence[str], sats: Sequence[Satrec]) -> str:
+    """3LE text (a name line, then the two element lines) of SGP4 records, e.g. of a Walker
+    shell, readable by :func:`parse_tle` and by other SGP4 tools."""
+    from sgp4.exporter import export_tle
+
+    lines = []
+    for name, sat in zip(names, sats, strict=True):
+        line1, line2 = export_tle(sat)
+        lines += [f"0 {name}", line1, line2]
+    return "\n".join(lines) + "\n"
