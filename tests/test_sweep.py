@@ -240,6 +240,23 @@ def test_a_dead_worker_has_its_run_retried_and_nothing_is_double_counted(tmp_pat
     assert len(index) == 6 and index["run_id"].is_unique
 
 
+def test_a_run_whose_worker_dies_past_its_retries_is_lost_and_rerun_later(tmp_path,
+                                                                          monkeypatch):
+    marker = tmp_path / "die-once"
+    marker.touch()
+    monkeypatch.setenv(DIE_ONCE_ENV, str(marker))
+    sweep = load_sweep(write_scenario(tmp_path), grid=["algorithm.local_steps=1,2,3"])
+    out = tmp_path / "out"
+    result = run_sweep(sweep, out, LocalExecutor(workers=1, retries=0))
+    assert result.counts == {"done": 2, "failed": 0, "lost": 1, "pending": 0}
+    lost = result.failed[0]
+    assert lost["status"] == "lost" and "worker process died once" in lost["error"]
+    assert "no retries left" in (out / lost["log"]).read_text()
+    assert len(run_dirs(out)) == 2
+    again = run_sweep(sweep, out, LocalExecutor(workers=1, retries=0))
+    assert again.reused == 2 and again.counts["done"] == 3
+
+
 def test_resume_after_killing_a_sweep_midway(tmp_path):
     path = write_scenario(tmp_path, algorithm={**TINY["algorithm"], "rounds": 300})
     out = tmp_path / "out"

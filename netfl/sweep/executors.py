@@ -102,8 +102,8 @@ class LocalExecutor:
                     del pending[rid]
                     _append_log(task, f"=== worker process died during attempt {task.attempt}; "
                                       f"no retries left ===")
-                    on_done(Outcome(rid, LOST, error=f"its worker process died "
-                                                     f"{task.attempt} times"))
+                    times = "once" if task.attempt == 1 else f"{task.attempt} times"
+                    on_done(Outcome(rid, LOST, error=f"its worker process died {times}"))
                 else:
                     _append_log(task, f"=== worker process died during attempt {task.attempt}; "
                                       f"retrying ===")
@@ -156,11 +156,12 @@ class LocalExecutor:
 
 def _terminate(pool: ProcessPoolExecutor) -> None:
     """Stop a pool's workers now (Ctrl-C): no run should go on writing after the sweep ends."""
-    pool.shutdown(wait=False, cancel_futures=True)
     if hasattr(pool, "terminate_workers"):  # Python 3.14+
         pool.terminate_workers()
         return
-    for process in list(getattr(pool, "_processes", {}).values()):
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
         process.terminate()
 
 

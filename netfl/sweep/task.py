@@ -109,16 +109,9 @@ def run_point(task: RunTask) -> Outcome:
             return Outcome(task.run_id, FAILED, error=_one_line(exc), worker=worker)
         if Path(result.path) != task.run_dir:  # a duplicate attempt finished first: keep one
             shutil.rmtree(result.path, ignore_errors=True)
-            summary = read_summary(task.run_dir)
-        else:
-            summary = result.summary
         stream.write(f"=== done in {time.perf_counter() - started:.1f} s: {task.run_dir} ===\n")
-    return Outcome(task.run_id, DONE, json.loads(json.dumps(summary, default=_plain)),
-                   worker=worker)
-
-
-def _plain(value):
-    return value.item() if hasattr(value, "item") else str(value)
+    # the summary as stored (JSON types, NaN as null): the same whether run now or found done
+    return Outcome(task.run_id, DONE, read_summary(task.run_dir), worker=worker)
 
 
 def _one_line(exc: BaseException) -> str:
