@@ -59,8 +59,11 @@ def run(
     from netfl.results.progress import RunProgress
     from netfl.sim.clock import format_bytes, format_duration
     from netfl.simulation import run_scenario
+    from netfl.sweep.grid import has_sweep, load_base
 
     try:
+        if has_sweep(scenario):  # a sweep file runs as its base scenario
+            scenario, set_ = load_base(scenario, set_), []
         if quiet:
             result = run_scenario(scenario, overrides=set_, out_dir=out_dir, run_id=run_id)
         else:
@@ -210,9 +213,12 @@ def validate(
     """Check a scenario and report every problem at once."""
     from netfl.scenario import load_scenario
     from netfl.simulation import Simulation
+    from netfl.sweep.grid import has_sweep, load_base, load_sweep
 
     try:
-        parsed = load_scenario(scenario, set_)
+        swept = has_sweep(scenario)
+        parsed = load_base(scenario, set_) if swept else load_scenario(scenario, set_)
+        runs = len(load_sweep(scenario, overrides=set_).points) if swept else 0
         world = Simulation(parsed, with_model=False).world
     except NetflError as exc:
         raise _fail(exc) from None
@@ -220,6 +226,9 @@ def validate(
               f"{parsed.world.kind} world ({len(world.clients)} clients, "
               f"{len(world.edge_servers)} edge servers), {parsed.data.dataset}, "
               f"{parsed.model.kind}")
+    if swept:
+        out.print(f"[green]valid[/green]: its sweep: section, {runs} runs "
+                  f"(list them with netfl sweep {scenario} --dry-run)")
 
 
 @app.command("sumo-trace")

@@ -149,3 +149,24 @@ def test_sweep_bad_grid_is_reported_before_anything_runs(tmp_path):
     local = runner.invoke(app, ["sweep", str(scenario), "--executor", "local",
                                 "--address", "tcp://127.0.0.1:8786"])
     assert local.exit_code == 1 and "use it with --executor dask" in local.output
+
+
+def test_a_sweep_file_validates_and_runs_as_its_base_scenario(tmp_path):
+    import yaml
+
+    from tests.conftest import TINY
+
+    path = tmp_path / "swept.yaml"
+    path.write_text(yaml.safe_dump({**TINY, "sweep": {"seeds": 2,
+                                                      "grid": {"algorithm.rounds": [1, 2]}}}))
+    checked = runner.invoke(app, ["validate", str(path)])
+    assert checked.exit_code == 0, checked.output
+    assert "its sweep: section, 4 runs" in checked.output
+    ran = runner.invoke(app, ["run", str(path), "--out", str(tmp_path), "--quiet",
+                              "--set", "algorithm.rounds=1"])
+    assert ran.exit_code == 0, ran.output
+    summary = json.loads((Path(ran.output.strip()) / "summary.json").read_text())
+    assert summary["rounds"] == 1 and summary["seed"] == TINY["seed"]
+    path.write_text(yaml.safe_dump({**TINY, "sweep": {"grid": {"algorithm.lr": [-1]}}}))
+    bad = runner.invoke(app, ["validate", str(path)])
+    assert bad.exit_code == 2 and "algorithm.lr = -1" in bad.output

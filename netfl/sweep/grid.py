@@ -296,7 +296,6 @@ def load_sweep(path: str | Path, grid: Sequence[str] = (), seeds: int | None = N
 
 def _expand(sweep: Sweep, raw: dict, lines: dict, origins: dict) -> list[Point]:
     source = str(sweep.source)
-    base_dir = sweep.source.resolve().parent
     keys = list(sweep.grid)
     combos = list(itertools.product(*(sweep.grid[k] for k in keys)))
     seeds = sweep.seeds if sweep.seeds is not None else [None]
@@ -309,13 +308,8 @@ def _expand(sweep: Sweep, raw: dict, lines: dict, origins: dict) -> list[Point]:
                 texts = [f"{k}={v.text}" for k, v in swept]
                 if seed is not None:
                     texts.append(f"{SEED}={seed}")
-                data = copy.deepcopy(raw)
                 try:
-                    overridden = _apply_overrides(data, [*sweep.fixed, *texts], source)
-                    try:
-                        scenario = Scenario.model_validate(data, context={"base_dir": base_dir})
-                    except ValidationError as exc:
-                        raise ScenarioError(_problems(exc, source, lines, overridden)) from None
+                    scenario = _validate(raw, lines, sweep.source, [*sweep.fixed, *texts])
                 except ScenarioError as exc:
                     for problem in exc.problems:
                         mapped = _locate(problem, case_index, case, keys, origins)
@@ -324,7 +318,6 @@ def _expand(sweep: Sweep, raw: dict, lines: dict, origins: dict) -> list[Point]:
                                if mapped.message.startswith("unknown key") else mapped.format())
                         problems.setdefault(key, mapped)
                     continue
-                scenario._source = source
                 params = {k: v.value for k, v in swept}
                 params[SEED] = scenario.seed
                 points.append(Point(params, (*sweep.fixed, *texts), scenario,
@@ -342,6 +335,38 @@ def _expand(sweep: Sweep, raw: dict, lines: dict, origins: dict) -> list[Point]:
     if duplicates:
         raise ScenarioError(duplicates)
     return points
+
+
+def _validate(raw: dict, lines: dict, path: Path, overrides: Sequence[str]) -> Scenario:
+    """load_scenario's steps on an already read file (less its sweep: section)."""
+    source = str(path)
+    data = copy.deepcopy(raw)
+    overridden = _apply_overrides(data, overrides, source)
+    try:
+        scenario = Scenario.model_validate(data, context={"base_dir": path.resolve().parent})
+    except ValidationError as exc:
+        raise ScenarioError(_problems(exc, source, lines, overridden)) from None
+    scenario._source = source
+    return scenario
+
+
+def has_sweep(path: str | Path) -> bool:
+    """Whether a scenario file has a sweep: section (False for a file that cannot be read:
+    loading it reports why)."""
+    try:
+        raw, _lines = _read_yaml(Path(path))
+    except ScenarioError:
+        return False
+    return "sweep" in raw
+
+
+def load_base(path: str | Path, overrides: Sequence[str] = ()) -> Scenario:
+    """The scenario of a file, leaving out its sweep: section if it has one: what ``netfl run``
+    and ``netfl validate`` use, so a sweep file also runs as a single scenario."""
+    path = Path(path)
+    raw, lines = _read_yaml(path)
+    raw.pop("sweep", None)
+    return _validate(raw, lines, path, overrides)
 
 
 def _locate(problem: ScenarioProblem, case_index: int, case: dict, keys: list[str],
