@@ -18,7 +18,7 @@ import yaml
 from netfl.errors import NetflError, ScenarioError
 from netfl.simulation import run_scenario
 from netfl.sweep import DaskExecutor, LocalExecutor, load_sweep, read_index, run_sweep
-from netfl.sweep.grid import split_values
+from netfl.sweep.parse import split_values
 from netfl.sweep.runner import _lock
 from netfl.sweep.task import DIE_ONCE_ENV
 from tests.conftest import TINY

@@ -4,7 +4,7 @@
     result = run_sweep(sweep, "results/sweeps/compare", LocalExecutor(workers=4))
     result.rows        # the index: one row per run, its parameters, status and summary
 
-``grid`` expands and validates the points, ``task`` runs one in a worker, ``executors`` says
+``parse`` reads the grid and sweep: section, ``grid`` expands and validates the points, ``task`` runs one in a worker, ``executors`` says
 where, ``runner`` resumes, writes the index and reports progress. docs/sweeps.md is the guide.
 """
 

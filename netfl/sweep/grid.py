@@ -1,7 +1,7 @@
 """Sweep definitions: cases x grid x seeds, expanded into validated points with stable run ids.
 
-A sweep varies one scenario file. What varies comes from the command line (``--grid
-key=v1,v2``, ``--seeds N``) and/or a ``sweep:`` section of the file::
+A sweep varies one scenario file. What varies (read by :mod:`netfl.sweep.parse`) comes from the
+command line (``--grid key=v1,v2``, ``--seeds N``) and/or a ``sweep:`` section of the file::
 
     sweep:
       seeds: 3                      # or a list: [1, 2, 5]
@@ -29,11 +29,10 @@ import hashlib
 import itertools
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
 from pydantic import ValidationError
 
 from netfl.errors import ScenarioError, ScenarioProblem
@@ -43,25 +42,10 @@ from netfl.scenario import Scenario
 # keys), so a sweep reads the file and applies overrides with the loader's own steps, keeping
 # its file:line error reports and its resolution of relative paths against the file's folder.
 from netfl.scenario.loader import _apply_overrides, _problems, _read_yaml
+from netfl.sweep.parse import Origin, Value, parse_cli_grid, parse_section, seed_list
 
-SECTION_KEYS = ("seeds", "cases", "grid")
 SEED = "seed"
 
-
-@dataclass(frozen=True)
-class Value:
-    """One swept value: ``text`` is the override's VALUE (YAML), ``value`` what it reads as."""
-
-    text: str
-    value: object
-
-
-@dataclass(frozen=True)
-class Origin:
-    """Where a swept key came from, for error messages: a source and, in a file, a line."""
-
-    source: str
-    line: int | None = None
 
 
 @dataclass(frozen=True)
@@ -108,134 +92,6 @@ class Sweep:
         }
 
 
-# ------------------------------------------------------------------------------- parsing
-
-
-def split_values(text: str) -> list[str]:
-    """Split ``v1,v2,...`` on commas outside brackets, braces and quotes."""
-    parts, depth, quote, start = [], 0, None, 0
-    for i, ch in enumerate(text):
-        if quote:
-            quote = None if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "[{(":
-            depth += 1
-        elif ch in "]})":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    parts.append(text[start:])
-    return [p.strip() for p in parts]
-
-
-def _read_value(text: str) -> object:
-    try:
-        return yaml.safe_load(text) if text else None
-    except yaml.YAMLError:
-        return text
-
-
-def _file_value(value: object) -> Value:
-    return Value(json.dumps(value), value)
-
-
-def parse_cli_grid(items: Iterable[str], problems: list[ScenarioProblem]
-                   ) -> dict[str, list[Value]]:
-    """``--grid key=v1,v2`` options as {key: values}; bad ones go to ``problems``."""
-    grid: dict[str, list[Value]] = {}
-    for item in items:
-        key, sep, rest = item.partition("=")
-        key = key.strip()
-        values = split_values(rest) if sep else []
-        if not key or not sep or any(not part for part in key.split(".")):
-            problems.append(ScenarioProblem(
-                key, f"a grid is KEY=V1,V2,... with a dotted KEY, e.g. algorithm.lr=0.05,0.1; "
-                f"got {item!r}", has_value=False, source="--grid"))
-        elif any(v == "" for v in values):
-            problems.append(ScenarioProblem(key, "empty value in the list (two commas in a row, "
-                                            "or a trailing comma?)", rest, source="--grid"))
-        elif key in grid:
-            problems.append(ScenarioProblem(key, "given twice; list all its values in one "
-                                            "--grid", rest, source="--grid"))
-        else:
-            grid[key] = [Value(v, _read_value(v)) for v in values]
-    return grid
-
-
-def _parse_section(section: object, source: str, lines: dict,
-                   problems: list[ScenarioProblem]):
-    """The file's sweep: section as (cases, grid, seeds, origins of its keys)."""
-    cases: list[dict[str, Value]] = []
-    grid: dict[str, list[Value]] = {}
-    seeds: object = None
-    origins: dict = {}
-
-    def bad(path: tuple, message: str, value: object = None, has_value: bool = True) -> None:
-        line = next((lines[path[:n]] for n in range(len(path), 0, -1) if path[:n] in lines),
-                    None)
-        problems.append(ScenarioProblem(".".join(map(str, path)), message, value, has_value,
-                                        source, line))
-
-    if section is None:
-        return cases, grid, seeds, origins
-    if not isinstance(section, dict):
-        bad(("sweep",), "a mapping with any of: seeds, cases, grid", section)
-        return cases, grid, seeds, origins
-    for key in section:
-        if key not in SECTION_KEYS:
-            bad(("sweep", key), f"unknown key; allowed keys: {', '.join(SECTION_KEYS)}",
-                section[key])
-    raw_grid = section.get("grid") or {}
-    if not isinstance(raw_grid, dict):
-        bad(("sweep", "grid"), "a mapping of dotted keys to lists of values, e.g. "
-            "algorithm.lr: [0.05, 0.1]", raw_grid)
-        raw_grid = {}
-    for key, values in raw_grid.items():
-        if not isinstance(values, list) or not values:
-            bad(("sweep", "grid", key), "a non-empty list of values, e.g. [0.05, 0.1]", values)
-            continue
-        grid[str(key)] = [_file_value(v) for v in values]
-        origins[("grid", str(key))] = Origin(source, lines.get(("sweep", "grid", key)))
-    raw_cases = section.get("cases") or []
-    if not isinstance(raw_cases, list):
-        bad(("sweep", "cases"), "a list of mappings of dotted keys to values", raw_cases)
-        raw_cases = []
-    for i, case in enumerate(raw_cases):
-        if not isinstance(case, dict) or not case:
-            bad(("sweep", "cases", i), "a non-empty mapping of dotted keys to values, e.g. "
-                "{algorithm.kind: fedavg}", case)
-            continue
-        cases.append({str(k): _file_value(v) for k, v in case.items()})
-        for k in case:
-            origins[("case", i, str(k))] = Origin(
-                source, lines.get(("sweep", "cases", i, k), lines.get(("sweep", "cases", i))))
-    seeds = section.get("seeds")
-    if seeds is not None:
-        origins["seeds"] = Origin(source, lines.get(("sweep", "seeds")))
-    return cases, grid, seeds, origins
-
-
-def _seed_list(seeds: object, first: int, origin: Origin,
-               problems: list[ScenarioProblem]) -> list[int] | None:
-    if seeds is None:
-        return None
-    if isinstance(seeds, bool):
-        seeds = None
-    if isinstance(seeds, int) and seeds >= 1:
-        return list(range(first, first + seeds))
-    if (isinstance(seeds, list) and seeds and all(isinstance(s, int) and not isinstance(s, bool)
-                                                  for s in seeds)):
-        if len(set(seeds)) == len(seeds):
-            return list(seeds)
-    problems.append(ScenarioProblem(
-        "sweep.seeds" if origin.line is not None or origin.source != "--seeds" else "seeds",
-        "a count of seeds (1 or more: the scenario's seed, +1, ...) or a list of distinct "
-        "integer seeds", seeds, source=origin.source, line=origin.line))
-    return None
-
-
 # ------------------------------------------------------------------------------- expansion
 
 
@@ -256,7 +112,7 @@ def load_sweep(path: str | Path, grid: Sequence[str] = (), seeds: int | None = N
     raw, lines = _read_yaml(path)
     source = str(path)
     problems: list[ScenarioProblem] = []
-    cases, file_grid, file_seeds, origins = _parse_section(raw.pop("sweep", None), source,
+    cases, file_grid, file_seeds, origins = parse_section(raw.pop("sweep", None), source,
                                                            lines, problems)
     cli_grid = parse_cli_grid(grid, problems)
     for key in cli_grid:
@@ -270,9 +126,9 @@ def load_sweep(path: str | Path, grid: Sequence[str] = (), seeds: int | None = N
         problems.extend(exc.problems)
     first = base.get(SEED, 0) if isinstance(base.get(SEED, 0), int) else 0
     if seeds is not None:
-        seed_list = _seed_list(seeds, first, Origin("--seeds"), problems)
+        seeds_run = seed_list(seeds, first, Origin("--seeds"), problems)
     else:
-        seed_list = _seed_list(file_seeds, first, origins.get("seeds", Origin(source)),
+        seeds_run = seed_list(file_seeds, first, origins.get("seeds", Origin(source)),
                                problems)
     case_keys = {k for case in cases for k in case}
     for key in merged:
@@ -281,14 +137,14 @@ def load_sweep(path: str | Path, grid: Sequence[str] = (), seeds: int | None = N
             problems.append(ScenarioProblem(key, "set by both sweep.cases and the grid; keep "
                                             "it in one of them", has_value=False,
                                             source=where.source, line=where.line))
-    if seed_list is not None and (SEED in merged or SEED in case_keys):
+    if seeds_run is not None and (SEED in merged or SEED in case_keys):
         problems.append(ScenarioProblem(SEED, "swept by the grid and by seeds; use one",
                                         has_value=False, source="--seeds"
                                         if seeds is not None else source))
     if problems:
         raise ScenarioError(problems)
 
-    sweep = Sweep(path, str(raw.get("name", path.stem)), fixed, cases, merged, seed_list)
+    sweep = Sweep(path, str(raw.get("name", path.stem)), fixed, cases, merged, seeds_run)
     sweep.points = _expand(sweep, raw, lines, origins)
     sweep.name = sweep.points[0].scenario.name
     return sweep
