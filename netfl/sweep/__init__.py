@@ -4,8 +4,9 @@
     result = run_sweep(sweep, "results/sweeps/compare", LocalExecutor(workers=4))
     result.rows        # the index: one row per run, its parameters, status and summary
 
-``parse`` reads the grid and sweep: section, ``grid`` expands and validates the points, ``task`` runs one in a worker, ``executors`` says
-where, ``runner`` resumes, writes the index and reports progress. docs/sweeps.md is the guide.
+``parse`` reads the grid and the sweep: section, ``grid`` expands and validates the points,
+``task`` runs one in a worker, ``executors`` says where, ``runner`` resumes and writes the index,
+``progress`` draws the bar. docs/sweeps.md is the guide.
 """
 
 from netfl.sweep.executors import DaskExecutor, LocalExecutor
