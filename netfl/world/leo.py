@@ -37,6 +37,9 @@ from netfl.world.orbits import (
     PRESETS,
     SPEED_OF_LIGHT_KM_S,
     WalkerShell,
+    gmst_rad,
+    julian_dates,
+    teme_to_ecef,
     parse_tle,
     positions_ecef,
     scatter_sites,
@@ -145,7 +148,7 @@ class OrbitWorld(World):
         super().__init__(graph, clients, sats, cloud, {})
         self.spec, self.access_radio_spec = spec, spec.gsl
         self.sat_names, self.sites, self.windows = sat_names, sites, windows
-        self._array = SatrecArray(satrecs)
+        self._array, self._satrecs = SatrecArray(satrecs), satrecs
         self._site_km = site_ecef(sites[:, 0], sites[:, 1], sites[:, 2])
         self._gateway_km = None if gateways is None else site_ecef(
             gateways[:, 0], gateways[:, 1], np.zeros(len(gateways)))
@@ -170,9 +173,19 @@ class OrbitWorld(World):
             self._cache_t = t
         return self._cache_pos
 
+    def sat_position(self, sat: str, t: float) -> np.ndarray:
+        """Earth-fixed position (km) of one satellite at ``t`` (propagates that one only)."""
+        if t == self._cache_t:
+            return self._cache_pos[self._index[sat]]
+        jd, fr = julian_dates(self.spec.start, np.array([t]))
+        error, r, _ = self._satrecs[self._index[sat]].sgp4(jd[0], fr[0])
+        if error:
+            raise ValueError(f"SGP4 error code {error} for {sat} at t = {t:g} s")
+        return teme_to_ecef(np.asarray(r)[None], gmst_rad(jd, fr))[0]
+
     def distance_m(self, client: str, sat: str, t: float) -> float:
         """Slant range (m) from a user to a satellite at ``t``."""
-        pos = self.sat_positions(t)[self._index[sat]]
+        pos = self.sat_position(sat, t)
         return float(np.linalg.norm(pos - self._site_km[self._user[client]]) * 1000.0)
 
     def speed_mps(self, client: str, t: float) -> float:
