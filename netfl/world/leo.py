@@ -39,11 +39,11 @@ from netfl.world.orbits import (
     WalkerShell,
     gmst_rad,
     julian_dates,
-    teme_to_ecef,
     parse_tle,
     positions_ecef,
     scatter_sites,
     site_ecef,
+    teme_to_ecef,
     walker_satrecs,
 )
 
