@@ -23,9 +23,10 @@ On an orbital world (LEO, the paper's Appendix D) lines 16-18 follow visibility 
 visit counts, as the appendix describes: the serving satellite m(t) trains with the users that
 see it; once it would set (stop seeing every user) within ``world.handover_margin``, it hands
 the model to the satellite in view with the longest remaining window, over an ISL route or
-through a gateway. A failed hand-over leaves the model with the last satellite that held it,
-which tries again after ``idle_wait``; while no satellite sees a user the model waits for the
-next rise, and that wait is reported as ``model_idle_s``.
+through a gateway. A failed hand-over leaves the model with the last satellite that held it:
+it keeps training while it still sees users and tries again after each round, and once it sees
+nobody it tries again every ``world.delay_update``; that wait, and waiting for the next rise
+while no satellite sees a user, are reported as ``model_idle_s``.
 The E variant of the paper's Fig. 2 (``local_steps`` E > 1): K / E exchanges per round, in each
 of which clients take E SGD steps from w^t_k (rate eta at the block's first k) and upload their
 model; the ES averages the models with the same gamma_n (for E = 1 that is exactly eq. 5).
@@ -124,8 +125,10 @@ class FedCHS(Algorithm):
                 holder = yield from self.move_model(m, routable, t)
                 if holder != m:
                     return holder
-            # no route now (m has no ISL neighbour and no gateway), or the hand-over failed: m
-            # keeps the model and tries again when the geometry has moved on
+            if left > 0:  # m still sees users: it keeps serving and tries again next round
+                return m
+            # no route now (m has no ISL neighbour and no gateway), or the hand-over failed,
+            # and m sees nobody: it keeps the model and tries again when the geometry moved on
             started = self.env.now
             yield self.env.timeout(world.spec.delay_update)
             self.model_idle_s += self.env.now - started

@@ -31,8 +31,12 @@ class HierFedAvg(Algorithm):
         for t in range(1, spec.rounds + 1):
             serving = self.world.edge_servers if self.world.exclusive else [
                 es for es in self.world.edge_servers if self.world.primary_clients_of(es)]
+            started = self.env.now
             edges = [self.env.process(self._edge_round(es, w, t)) for es in serving]
             yield self.env.all_of(edges)
+            if self.env.now == started:  # nothing could happen (nobody in view, no route)
+                self.rounds_without_updates += 1
+                yield self.env.timeout(self.spec.idle_wait)
             arrived = [job.value for job in edges if job.value is not None]
             if arrived:
                 models, sizes = zip(*arrived, strict=True)

@@ -128,7 +128,13 @@ class MobileAccess:
 
     def before_transmit(self, link: Link) -> None:
         """Bring the link's rates up to date and keep them so while it carries traffic."""
-        if not self.radio.varies or link.link_class != "access":
+        if link.link_class != "access":
+            return
+        if not self.radio.varies:
+            if self.propagation:  # a fixed rate, but the range still changes
+                client, server = self._ends(link)
+                link.delay_s = self.world.distance_m(client, server, self.env.now) / (
+                    SPEED_OF_LIGHT_MPS)
             return
         if not link.tracking:  # a running tracker keeps the rate at most an interval old
             self._refresh(link)

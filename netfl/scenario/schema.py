@@ -55,8 +55,7 @@ class Scenario(Section):
             return self._iov_checks()
         if isinstance(self.world, LeoWorld):
             return self._leo_checks()
-        if self.links.access.rate is None:
-            raise ValueError("links.access.rate is required (e.g. '20 Mbps')")
+        self._rates_given(("access", "backhaul", "core"))
         algo = self.algorithm
         if isinstance(algo, FedAvgSpec) and algo.clients_per_round is not None:
             if algo.clients_per_round > self.world.clients:
@@ -104,13 +103,21 @@ class Scenario(Section):
         if algo.kind == "fed-chs" and world.isl.kind == "none" and world.ground_stations is None:
             raise ValueError("fed-chs hands the model between satellites: give world.isl "
                              "kind grid, or world.ground_stations to relay through the ground")
-        for name, where in (("access", "world.gsl"), ("backhaul", "world.isl.rate"),
-                            ("core", "world.ground_stations.rate")):
+        for name, where in (("access", "world.gsl"), ("backhaul", "world.isl"),
+                            ("core", "world.ground_stations")):
             spec = getattr(self.links, name)
-            if name in self.links.model_fields_set and "rate" in spec.model_fields_set:
-                raise ValueError(f"on a leo world links.{name}.rate comes from {where}; "
-                                 f"remove it")
+            given = spec.model_fields_set if name in self.links.model_fields_set else set()
+            for field in ("rate", "rate_up", "rate_down", "delay"):
+                if field in given:
+                    raise ValueError(f"on a leo world links.{name}.{field} comes from {where} "
+                                     f"and the geometry; remove it")
         return self
+
+    def _rates_given(self, classes) -> None:
+        """Link classes whose rate only the links section can give must have one."""
+        for name in classes:
+            if getattr(self.links, name).rate is None:
+                raise ValueError(f"links.{name}.rate is required (e.g. '1 Gbps')")
 
     def _mobile_common(self, kind: str) -> None:
         """Checks shared by the iov and leo worlds."""
@@ -139,6 +146,7 @@ class Scenario(Section):
         access links whose rate and ups and downs come from the radio and the road."""
         algo, world = self.algorithm, self.world
         self._mobile_common("iov")
+        self._rates_given(("backhaul", "core"))
         if algo.kind in ("hier-fedavg", "fedavg") and not world.cloud:
             raise ValueError(f"{algo.kind} aggregates at the cloud: set world.cloud to true")
         access = self.links.access

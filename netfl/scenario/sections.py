@@ -210,9 +210,6 @@ class Links(Section):
     def _shared_only_access(self) -> Links:
         if self.backhaul.shared or self.core.shared:
             raise ValueError("shared: true applies to the access class only")
-        for name in ("backhaul", "core"):
-            if getattr(self, name).rate is None:
-                raise ValueError(f"links.{name}.rate is required (e.g. '1 Gbps')")
         return self
 
 

@@ -95,6 +95,9 @@ def infer_planes(sats: list[Satrec], tolerance_deg: float = 1.0) -> list[tuple[i
         if raan[current] - raan[previous] > tolerance_deg:
             plane += 1
     plane_of[order[-1]] = plane
+    if plane > 0 and raan[order[0]] + 360.0 - raan[order[-1]] <= tolerance_deg:
+        plane_of[plane_of == plane] = 0  # a plane straddling 0/360 deg is one plane
+        plane -= 1
     slots = [(0, 0)] * len(sats)
     for p in range(plane + 1):
         members = [k for k in range(len(sats)) if plane_of[k] == p]
@@ -104,16 +107,22 @@ def infer_planes(sats: list[Satrec], tolerance_deg: float = 1.0) -> list[tuple[i
     return slots
 
 
-def grid_isl_pairs(slots: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """+Grid: each satellite to the next in its plane and to the same slot in the next plane
-    (planes and slots wrap around); pairs of indices into ``slots``, sorted, without repeats."""
+def grid_isl_pairs(slots: list[tuple[int, int]],
+                   shell: list[tuple[int, int]] | None = None) -> list[tuple[int, int]]:
+    """+Grid: each satellite to the next slot in its plane and to the same slot in the next
+    plane, in the numbering of the whole ``shell`` (default: ``slots`` themselves), planes and
+    slots wrapping around; a link exists only where both ends are in ``slots`` (a subset keeps
+    the shell's numbers, so it never links satellites that were not neighbours). Pairs of
+    indices into ``slots``, sorted, without repeats."""
+    shell = slots if shell is None else shell
+    planes = max(p for p, _ in shell) + 1
+    size = {}
+    for p, s in shell:
+        size[p] = max(size.get(p, 0), s + 1)
     index = {slot: k for k, slot in enumerate(slots)}
-    planes = sorted({p for p, _ in slots})
-    size = {p: sum(1 for q, _ in slots if q == p) for p in planes}
     pairs = set()
     for k, (p, s) in enumerate(slots):
-        p_next = planes[(planes.index(p) + 1) % len(planes)]
-        for other in ((p, (s + 1) % size[p]), (p_next, s)):
+        for other in ((p, (s + 1) % size[p]), ((p + 1) % planes, s)):
             j = index.get(other)
             if j is not None and j != k:
                 pairs.add((min(k, j), max(k, j)))
@@ -331,7 +340,8 @@ def build_leo_world(spec: LeoWorld, rng: np.random.Generator) -> OrbitWorld:
     windows["sat"] = windows["sat"].map(new_index).astype(int)
     windows = windows.reset_index(drop=True)
     satrecs = [satrecs[k] for k in keep]
-    sat_names, slots = [names[k] for k in keep], [slots[k] for k in keep]
+    shell, slots = slots, [slots[k] for k in keep]
+    sat_names = [names[k] for k in keep]
     clients = [client_name(i) for i in range(len(sites))]
     sats = [edge_name(j) for j in range(len(satrecs))]
 
@@ -339,7 +349,7 @@ def build_leo_world(spec: LeoWorld, rng: np.random.Generator) -> OrbitWorld:
     graph.add_nodes_from(clients, tier=CLIENT)
     graph.add_nodes_from(sats, tier=EDGE)
     if spec.isl.kind == "grid":
-        for u, v in grid_isl_pairs(slots):
+        for u, v in grid_isl_pairs(slots, shell):
             graph.add_edge(sats[u], sats[v], link_class="backhaul", rate_bps=spec.isl.rate,
                            delay_s=0.0)
     cloud, feeder, gateways = None, [[] for _ in sats], None

@@ -109,6 +109,12 @@ def parse_tle(text: str, source: str = "<tle>") -> list[tuple[str, Satrec]]:
             sat = Satrec.twoline2rv(line, lines[k + 1][1], WGS72)
         except Exception as exc:  # the parser raises ValueError and others on bad fields
             raise ValueError(f"{source}:{number}: not a valid TLE: {exc}") from None
+        # the C++ parser does not raise: check that the elements propagate at their epoch
+        error, r, _ = sat.sgp4(sat.jdsatepoch, sat.jdsatepochF)
+        if sat.error or error or not np.all(np.isfinite(r)):
+            raise ValueError(f"{source}:{number}: the elements do not propagate (SGP4 error "
+                             f"{sat.error or error}; check the epoch, inclination and mean "
+                             f"motion fields)")
         out.append((name or f"sat-{sat.satnum}", sat))
         k += 2
     if not out:
@@ -180,7 +186,8 @@ def site_up(lat_deg, lon_deg) -> np.ndarray:
 def elevation_deg(sat_km: np.ndarray, site_km: np.ndarray, up: np.ndarray) -> np.ndarray:
     """Elevation of satellites seen from sites (broadcast over leading axes)."""
     d = sat_km - site_km
-    return np.degrees(np.arcsin(np.sum(d * up, axis=-1) / np.linalg.norm(d, axis=-1)))
+    sine = np.sum(d * up, axis=-1) / np.linalg.norm(d, axis=-1)
+    return np.degrees(np.arcsin(np.clip(sine, -1.0, 1.0)))  # rounding can pass 1 overhead
 
 
 def slant_range_km(sat_km: np.ndarray, site_km: np.ndarray) -> np.ndarray:
