@@ -60,3 +60,15 @@ class NetBench:
 @pytest.fixture
 def netbench():
     return NetBench
+
+
+def write_fcd(path, vehicles: dict[str, list[tuple[float, float, float]]]):
+    """A SUMO FCD trace of the given (time, x, y) points per vehicle (straight between them)."""
+    steps: dict[float, list[str]] = {}
+    for name, points in vehicles.items():
+        for t, x, y in points:
+            steps.setdefault(t, []).append(f'<vehicle id="{name}" x="{x}" y="{y}" speed="0"/>')
+    body = "".join(f'<timestep time="{t}">{"".join(v)}</timestep>'
+                   for t, v in sorted(steps.items()))
+    path.write_text(f"<fcd-export>{body}</fcd-export>")
+    return path

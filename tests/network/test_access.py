@@ -22,6 +22,7 @@ from netfl.scenario.sections import Links
 from netfl.sim.clock import RandomStreams
 from netfl.sim.trace import LinkState, TraceBus, TransferEnd, TransferFail, TransferStart
 from netfl.world.iov import build_iov_world
+from tests.conftest import write_fcd
 
 MB = 1e6
 RATE = 8e6  # a fixed radio: 1 MB takes 1 s
@@ -31,16 +32,6 @@ PASS = [(0, 0, 0), (200, 4000, 0)]  # 20 m/s along y = 0
 E0 = (35.0, 65.0)  # within 300 m of x = 1000
 E1 = (85.0, 115.0)  # within 300 m of x = 2000
 
-
-def write_fcd(path: Path, vehicles: dict[str, list[tuple[float, float, float]]]) -> Path:
-    steps: dict[float, list[str]] = {}
-    for name, points in vehicles.items():
-        for t, x, y in points:
-            steps.setdefault(t, []).append(f'<vehicle id="{name}" x="{x}" y="{y}" speed="0"/>')
-    body = "".join(f'<timestep time="{t}">{"".join(v)}</timestep>'
-                   for t, v in sorted(steps.items()))
-    path.write_text(f"<fcd-export>{body}</fcd-export>")
-    return path
 
 
 class RoadBench:

@@ -24,20 +24,10 @@ from netfl.world.iov import (
     visit_rows,
 )
 from netfl.world.mobility import Trip, kmh
+from tests.conftest import write_fcd
 
 DATA = Path(__file__).parent / "data"
 
-
-def write_fcd(path: Path, vehicles: dict[str, list[tuple[float, float, float]]]) -> Path:
-    """A SUMO FCD trace of the given (time, x, y) points per vehicle (straight between them)."""
-    steps: dict[float, list[str]] = {}
-    for name, points in vehicles.items():
-        for t, x, y in points:
-            steps.setdefault(t, []).append(f'<vehicle id="{name}" x="{x}" y="{y}" speed="0"/>')
-    body = "".join(f'<timestep time="{t}">{"".join(v)}</timestep>'
-                   for t, v in sorted(steps.items()))
-    path.write_text(f"<fcd-export>{body}</fcd-export>")
-    return path
 
 
 def trace_world(tmp_path: Path, vehicles: dict, rsus: list, coverage: float, **spec):
