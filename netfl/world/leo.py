@@ -48,7 +48,6 @@ from netfl.world.orbits import (
 )
 
 __all__ = ["OrbitWorld", "build_leo_world", "contact_windows"]
-GROUND = "no-ground-station"  # the hold-down reason of a feeder link no gateway sees
 
 
 def user_sites(users: Users, rng: np.random.Generator) -> np.ndarray:
