@@ -72,6 +72,7 @@ def constellation(spec: LeoWorld) -> tuple[list[str], list[Satrec], list[tuple[i
             pairs = parse_tle(source.path.read_text(), source=str(source.path))
         except (ValueError, OSError) as exc:
             raise ScenarioError([ScenarioProblem("world.constellation.path", str(exc),
+                                                 has_value=False,
                                                  source=str(source.path))]) from None
         sats = [sat for _, sat in pairs]
         return [name for name, _ in pairs], sats, infer_planes(sats)

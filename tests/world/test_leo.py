@@ -389,7 +389,10 @@ def test_a_broken_tle_file_is_a_scenario_error_on_its_path(tmp_path):
     spec = world_spec(constellation={"kind": "tle", "path": str(bad)})
     with pytest.raises(ScenarioError, match="bad.tle:1: a name line") as caught:
         build_leo_world(spec, np.random.default_rng(0))
-    assert caught.value.problems[0].path == "world.constellation.path"
+    problem = caught.value.problems[0]
+    assert problem.path == "world.constellation.path"
+    # the message carries the file and line; no "= None" placeholder for a value
+    assert " = None" not in problem.format() and not problem.has_value
 
 
 def test_a_tle_constellation_gets_inferred_planes_and_a_full_grid():
