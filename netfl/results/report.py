@@ -1,13 +1,13 @@
 """Comparison reports over runs and sweeps (``netfl report DIR...``).
 
 Runs are grouped by algorithm and parameters; the seeds of a group are summarized as mean and
-sample standard deviation (ddof=1; none for a single run). What a group's parameters are:
-
-* runs of a sweep: the sweep's cases and grid keys (sweep.json), with their values as written;
-* other runs: the fields of their resolved scenarios (scenario.yaml) that differ between them,
-  seed, name and output aside; fields only some of them have (the parameters of another
-  algorithm) are left out;
-* the scenario name, where the runs have more than one.
+sample standard deviation (ddof=1; none for a single run). A group's parameters are the fields of
+the runs' resolved scenarios (scenario.yaml) that differ between them, seed, name and output
+aside, sweep runs and other runs alike (so a sweep's fixed ``--set`` counts as much as its grid).
+A field that only some runs have (the parameters of another algorithm) is a parameter where it
+differs between runs of the same algorithm. The scenario name is a column where the runs have
+more than one. A group that holds the same seed twice is refused: its runs differ in something
+the scenarios do not show, or one run was copied.
 
 Time to target and bytes to target are averaged over the runs that reached the target, and the
 table says how many did. The time breakdown sums per-node times, which overlap in simulated
@@ -102,13 +102,11 @@ def collect(paths: list[str | Path]) -> Collection:
         sweeps += found_sweeps
     runs: list[RunRecord] = []
     unfinished: list[dict] = []
-    keys: list[str] = []
     seen: set[Path] = set()
     ids: set[str] = set()
     duplicates = 0
     for sweep in dict.fromkeys(sweeps):
         definition = json.loads((sweep / "sweep.json").read_text(encoding="utf-8"))
-        keys += [k for k in definition.get("params", []) if k != SEED]
         status = _index_status(sweep)
         for point in definition.get("points", []):
             if point["run_id"] in ids:  # the same run (same resolved scenario) in two sweeps
@@ -116,10 +114,9 @@ def collect(paths: list[str | Path]) -> Collection:
                 continue
             ids.add(point["run_id"])
             run_dir = sweep / point["path"]
-            params = {k: v for k, v in point["params"].items() if k != SEED}
             if is_complete(run_dir):
                 seen.add(run_dir.resolve())
-                runs.append(RunRecord(run_dir, _summary(run_dir), params))
+                runs.append(RunRecord(run_dir, _summary(run_dir)))
             else:
                 row = status.get(point["run_id"], {})
                 unfinished.append({"run_id": point["run_id"], "sweep": str(sweep),
@@ -128,16 +125,16 @@ def collect(paths: list[str | Path]) -> Collection:
                                    "log": str(sweep / "logs" / f"{point['run_id']}.log"),
                                    "params": point["params"]})
     loose = [p for p in dict.fromkeys(loose) if p.resolve() not in seen]
-    loose_keys = _varying([_scenario(p) for p in loose]) if len(loose) > 1 else []
-    for path in loose:
-        flat = _flatten(_scenario(path))
-        runs.append(RunRecord(path, _summary(path), {k: flat.get(k) for k in loose_keys}))
+    runs += [RunRecord(path, _summary(path)) for path in loose]
     if not runs:
         raise NetflError(f"no complete run in {', '.join(map(str, paths))}"
                          + (f" ({len(unfinished)} sweep runs did not finish)"
                             if unfinished else ""))
-    return Collection(runs, list(dict.fromkeys(keys + loose_keys)), unfinished, sweeps,
-                      duplicates)
+    flats = [_flatten(_scenario(run.path)) for run in runs]
+    keys = _varying(flats, [run.summary.get("algorithm") for run in runs])
+    for run, flat in zip(runs, flats, strict=True):
+        run.params = {k: flat.get(k) for k in keys}
+    return Collection(runs, keys, unfinished, sweeps, duplicates)
 
 
 def _summary(run_dir: Path) -> dict:
@@ -175,13 +172,32 @@ def _flatten(data: dict, prefix: str = "") -> dict:
     return flat
 
 
-def _varying(scenarios: list[dict]) -> list[str]:
-    """Dotted fields present in every scenario whose values differ between them."""
-    flats = [_flatten(s) for s in scenarios]
-    common = [k for k in flats[0] if all(k in f for f in flats[1:])]
-    return [k for k in common
-            if not any(k == p or (p.endswith(".") and k.startswith(p)) for p in NOT_PARAMETERS)
-            and len({json.dumps(f[k], sort_keys=True, default=str) for f in flats}) > 1]
+def _varying(flats: list[dict], algorithms: list) -> list[str]:
+    """Dotted fields whose values differ between the runs (flattened scenarios), in the order
+    first seen. A field missing from some runs counts where it differs between runs of the
+    same algorithm (``algorithms``, one per run); algorithm.kind counts only where the
+    algorithm column does not already say it."""
+    missing = object()
+    order = list(dict.fromkeys(k for f in flats for k in f))
+    kinds = [f.get("algorithm.kind", missing) for f in flats]
+    keys = []
+    for key in order:
+        if any(key == p or (p.endswith(".") and key.startswith(p)) for p in NOT_PARAMETERS):
+            if key != "algorithm.kind" or all(
+                    k == a for k, a in zip(kinds, algorithms, strict=True)):
+                continue
+        values = [json.dumps(f[key], sort_keys=True, default=str) if key in f else None
+                  for f in flats]
+        if all(key in f for f in flats):
+            differs = len(set(values)) > 1
+        else:
+            by_algorithm: dict = {}
+            for algorithm, value in zip(algorithms, values, strict=True):
+                by_algorithm.setdefault(str(algorithm), set()).add(value)
+            differs = any(len(v) > 1 for v in by_algorithm.values())
+        if differs:
+            keys.append(key)
+    return keys
 
 
 # ------------------------------------------------------------------------------- tables
@@ -198,7 +214,7 @@ def _show(value: object) -> str:
 
 
 def group_columns(collection: Collection) -> list[str]:
-    columns = ["algorithm"] + [k for k in collection.param_keys if k != "algorithm.kind"]
+    columns = ["algorithm", *collection.param_keys]
     if len({r.summary.get("name") for r in collection.runs}) > 1:
         columns.insert(0, "scenario")
     return columns
@@ -215,6 +231,16 @@ def groups(collection: Collection) -> dict[tuple, list[RunRecord]]:
     grouped: dict[tuple, list[RunRecord]] = {}
     for run in collection.runs:
         grouped.setdefault(_group_key(run, columns), []).append(run)
+    for key, runs in grouped.items():
+        by_seed: dict = {}
+        for run in runs:
+            seed = run.summary.get(SEED)
+            if seed in by_seed:
+                raise NetflError(
+                    f"group {label(key, columns)!r} holds seed {seed} twice: {by_seed[seed]} "
+                    f"and {run.path}; their scenarios agree, so one is probably a copy of the "
+                    f"other (report them separately, or remove one)")
+            by_seed[seed] = run.path
     return grouped
 
 

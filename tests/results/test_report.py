@@ -179,3 +179,37 @@ def test_nothing_to_report_is_a_clear_error(tmp_path):
         collect([tmp_path])
     with pytest.raises(NetflError, match="no such folder"):
         collect([tmp_path / "missing"])
+
+
+def _sweep_of(folder, runs):
+    """A sweep folder whose sweep.json names ``params`` for each (run_id, params) of runs."""
+    points = [{"run_id": rid, "params": params, "path": f"runs/x/{rid}"} for rid, params in runs]
+    keys = list(dict.fromkeys(k for _, params in runs for k in params))
+    (folder / "sweep.json").write_text(json.dumps({"params": keys, "points": points}))
+
+
+def test_a_swept_algorithm_key_is_not_hidden_by_the_algorithm_column(tmp_path):
+    sweep = tmp_path / "sweep"
+    for rid, lr in (("a-3", 0.1), ("a-6", 0.2)):
+        make_run(sweep / "runs" / "x", rid, "fed-a", 1, 0.5 + lr, lr=lr)
+    _sweep_of(sweep, [("a-3", {"algorithm": {"kind": "fed-a", "lr": 0.1}, "seed": 1}),
+                      ("a-6", {"algorithm": {"kind": "fed-a", "lr": 0.2}, "seed": 1})])
+    table = comparison_table(collect([sweep]))
+    assert list(table["runs"]) == [1, 1]
+    assert list(table["algorithm.lr"]) == ["0.1", "0.2"]
+
+
+def test_sweeps_that_differ_only_in_their_fixed_set_are_not_merged(tmp_path):
+    for name, lr in (("one", 0.1), ("two", 0.2)):  # e.g. --set algorithm.lr=... on each
+        sweep = tmp_path / name
+        make_run(sweep / "runs" / "x", f"{name}-s1", "fed-a", 1, 0.5 + lr, lr=lr)
+        _sweep_of(sweep, [(f"{name}-s1", {"seed": 1})])
+    table = comparison_table(collect([tmp_path / "one", tmp_path / "two"]))
+    assert list(table["algorithm.lr"]) == ["0.1", "0.2"] and list(table["runs"]) == [1, 1]
+
+
+def test_a_group_holding_the_same_seed_twice_is_refused_naming_both_runs(tmp_path):
+    make_run(tmp_path / "here", "r1", "fed-a", 1, 0.5)
+    make_run(tmp_path / "there", "r1-copy", "fed-a", 1, 0.6)
+    with pytest.raises(NetflError, match=r"seed 1 twice.*r1.*r1-copy"):
+        comparison_table(collect([tmp_path]))
