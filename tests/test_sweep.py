@@ -300,3 +300,37 @@ def test_executor_arguments_are_checked():
         LocalExecutor(workers=0)
     with pytest.raises(NetflError, match="with --address the cluster's own workers"):
         DaskExecutor(address="tcp://127.0.0.1:1", workers=2)
+
+
+class _ElsewhereExecutor:
+    """Stands in for a remote cluster whose workers write to their own disks: every run
+    reports done, and nothing appears in the sweep folder here."""
+
+    def __init__(self):
+        self.tasks = []
+
+    def describe(self) -> str:
+        return "elsewhere"
+
+    def open(self) -> None: ...
+    def close(self) -> None: ...
+
+    def run(self, tasks, on_start, on_done) -> None:
+        from netfl.sweep.task import DONE, Outcome
+
+        self.tasks += tasks
+        for task in tasks:
+            on_done(Outcome(task.run_id, DONE, {"final_accuracy": 0.5}))
+
+
+def test_runs_get_absolute_folders_and_a_done_run_missing_here_is_failed(tmp_path,
+                                                                        monkeypatch):
+    sweep = load_sweep(write_scenario(tmp_path), grid=["algorithm.local_steps=1,2"])
+    monkeypatch.chdir(tmp_path)
+    executor = _ElsewhereExecutor()
+    result = run_sweep(sweep, Path("out"), executor)
+    assert all(Path(t.runs_dir).is_absolute() and Path(t.log_path).is_absolute()
+               for t in executor.tasks)
+    assert result.counts["failed"] == 2
+    assert all("shared at the same path" in r["error"] for r in result.rows)
+    assert set(read_index(tmp_path / "out")["status"]) == {"failed"}

@@ -13,6 +13,10 @@ resumes a killed sweep, retries its failed runs, and adds points a grown grid as
 index and sweep.json are written to a temporary file and renamed over the old one, so a reader
 never sees half of either; the index is rewritten as runs finish (at most once a second) and at
 the end. One sweep at a time may write a folder (an OS lock, released when its process ends).
+
+Workers get the folder's absolute path, and a run reported done counts only where its
+summary.json is there as seen from the process that runs the sweep: a cluster whose workers do
+not share the folder at the same path gets failed runs that say so, not an index of ghosts.
 """
 
 from __future__ import annotations
@@ -93,7 +97,7 @@ def run_sweep(sweep: Sweep, out_dir: str | Path, executor=None,
 
     executor = executor or LocalExecutor()
     observer = observer or Observer()
-    out_dir = Path(out_dir)
+    out_dir = Path(out_dir).absolute()  # workers (Dask ones too) may run in another folder
     (out_dir / "logs").mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     with _lock(out_dir):
@@ -116,8 +120,13 @@ def run_sweep(sweep: Sweep, out_dir: str | Path, executor=None,
 
         def on_done(outcome: Outcome) -> None:
             nonlocal last_write
-            row = index_row(by_id[outcome.run_id], out_dir, outcome.status, outcome.summary,
-                            outcome.error)
+            point = by_id[outcome.run_id]
+            if outcome.status == DONE and not is_complete(run_dir(out_dir, point)):
+                outcome = Outcome(outcome.run_id, FAILED, error=(
+                    f"its worker reported it done, but {run_dir(out_dir, point)} holds no "
+                    f"summary.json here: is the folder on a filesystem shared at the same path "
+                    f"by every worker?"))
+            row = index_row(point, out_dir, outcome.status, outcome.summary, outcome.error)
             rows[outcome.run_id] = row
             observer.run_finished(outcome, row)
             if time.monotonic() - last_write >= INDEX_EVERY_S:
