@@ -334,3 +334,48 @@ def test_runs_get_absolute_folders_and_a_done_run_missing_here_is_failed(tmp_pat
     assert result.counts["failed"] == 2
     assert all("shared at the same path" in r["error"] for r in result.rows)
     assert set(read_index(tmp_path / "out")["status"]) == {"failed"}
+
+
+def _running(pid: int) -> bool:
+    """Whether a process runs (a zombie, waiting to be reaped, does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_a_terminated_sweep_stops_its_workers_and_writes_its_index(tmp_path, sig):
+    path = write_scenario(tmp_path, algorithm={**TINY["algorithm"], "rounds": 300})
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "netfl", "sweep", str(path), "--out", str(out),
+               "--seeds", "6", "--workers", "2", "--quiet"]
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 120
+    try:
+        while len(list(out.glob("runs/*/*/summary.json"))) < 1 or len(
+                list(out.glob("logs/*.log"))) < 3:
+            assert proc.poll() is None, "the sweep ended before it could be stopped"
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        proc.send_signal(sig)  # the sweep's own process only, as a service manager would
+        assert proc.wait(timeout=60) == 130
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    pids = {int(line.split(" on ")[1].split(",")[0].rsplit(":", 1)[1])
+            for log in out.glob("logs/*.log") for line in log.read_text().splitlines()
+            if ": start #" in line}
+    assert pids
+    deadline = time.monotonic() + 10
+    while any(_running(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [pid for pid in pids if _running(pid)], "workers outlived their sweep"
+    index = read_index(out)
+    done = {p.parent.name for p in out.glob("runs/*/*/summary.json")}
+    assert set(index.loc[index["status"] == "done", "run_id"]) == done
+    assert len(index) == 6

@@ -126,7 +126,8 @@ class LocalExecutor:
                     on_start(rid)
 
         pool = ProcessPoolExecutor(min(self.workers, len(pending)), mp_context=ctx,
-                                   initializer=init_local_worker, initargs=(started_queue,))
+                                   initializer=init_local_worker,
+                                   initargs=(started_queue, os.getpid()))
         broken = False
         try:
             futures = {pool.submit(run_point, task): rid for rid, task in pending.items()}
@@ -163,6 +164,8 @@ def _terminate(pool: ProcessPoolExecutor) -> None:
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         process.terminate()
+    for process in processes:  # gone before the index is written: nothing lands after it
+        process.join(timeout=5)
 
 
 class DaskExecutor:

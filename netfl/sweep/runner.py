@@ -23,7 +23,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -138,9 +141,14 @@ def run_sweep(sweep: Sweep, out_dir: str | Path, executor=None,
                 executor.open()
             observer.begin(len(sweep.points), reused, executor)
             if tasks:
-                executor.run(tasks, observer.run_started, on_done)
+                with _signals_interrupt():
+                    executor.run(tasks, observer.run_started, on_done)
         finally:
             executor.close()
+            for point in sweep.points:  # finished, though its result never came back
+                if rows[point.run_id]["status"] != DONE and is_complete(run_dir(out_dir, point)):
+                    rows[point.run_id] = index_row(point, out_dir, DONE,
+                                                   read_summary(run_dir(out_dir, point)))
             write_index(out_dir, list(rows.values()))
     ordered = [rows[p.run_id] for p in sweep.points]
     counts = {s: sum(r["status"] == s for r in ordered) for s in (DONE, FAILED, LOST, PENDING)}
@@ -238,6 +246,27 @@ def _write_json(path: Path, data: dict) -> None:
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     tmp.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
     os.replace(tmp, path)
+
+
+@contextmanager
+def _signals_interrupt():
+    """SIGTERM and SIGHUP raise KeyboardInterrupt while the runs go on (in the main thread
+    only, where Python can set handlers): the executor then stops its workers, as on Ctrl-C,
+    and the index is written with what finished."""
+
+    def interrupt(signum, _frame):
+        raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    names = [n for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n)]
+    previous = {n: signal.signal(getattr(signal, n), interrupt) for n in names}
+    try:
+        yield
+    finally:
+        for name, handler in previous.items():
+            signal.signal(getattr(signal, name), handler)
 
 
 class _lock:

@@ -71,10 +71,32 @@ def read_summary(run_dir: Path) -> dict:
     return json.loads((Path(run_dir) / "summary.json").read_text(encoding="utf-8"))
 
 
-def init_local_worker(queue) -> None:
-    """Initializer of local worker processes: report run starts on ``queue``."""
+def init_local_worker(queue, sweep_pid: int | None = None) -> None:
+    """Initializer of local worker processes: report run starts on ``queue``, and die with the
+    sweep: a daemon thread exits the process (``os._exit``) once the sweep's process
+    (``sweep_pid``) is gone or this process's parent changes (its fork server ended), so a
+    sweep killed in any way leaves no worker writing on."""
     global _started_queue
     _started_queue = queue
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(0.25)
+            if os.getppid() != parent or (sweep_pid is not None and not _alive(sweep_pid)):
+                os._exit(1)
+
+    threading.Thread(target=watch, name="netfl-watch-sweep", daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process now holds the pid
+        return False
+    return True
 
 
 def run_point(task: RunTask) -> Outcome:
