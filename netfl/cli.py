@@ -175,17 +175,27 @@ def report(
     out_dir: Path | None = typer.Option(None, "--out", help="Report folder (default: "
                                         "<sweep>/report for one sweep, else ./report)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the report's path."),
+    allow_incomplete: bool = typer.Option(False, "--allow-incomplete", help="Exit 0 even where "
+                                          "sweep runs did not finish (the report says so)."),
 ) -> None:
     """Compare runs: mean ± std over seeds per algorithm and parameters (Markdown, CSV), accuracy
-    against simulated time and bytes with seed bands, and simulated time per tier."""
+    against simulated time and bytes with seed bands, and simulated time per tier.
+
+    Exit status 1 when sweep runs did not finish (the report is written, headed INCOMPLETE)
+    unless --allow-incomplete; 1 for unreadable input too."""
     from netfl.results.report import group_columns, table_cells, write_report
 
     try:
         written = write_report(dirs, out_dir)
     except NetflError as exc:
         raise _fail(exc) from None
+    incomplete = written.collection.incomplete
     if quiet:
         print(written.out_dir)
+        if incomplete:
+            err.print(f"[yellow]{incomplete}[/yellow]")
+        if incomplete and not allow_incomplete:
+            raise typer.Exit(1)
         return
     head, rows = table_cells(written.table, group_columns(written.collection), compact=True)
     table = Table(title=f"{len(written.collection.runs)} runs, mean ± std over seeds",
@@ -196,13 +206,18 @@ def report(
         table.add_row(*cells)
     out.print(table)
     unfinished = written.collection.unfinished
-    if unfinished:
-        err.print(f"[yellow]{len(unfinished)} sweep runs did not finish[/yellow] (listed in "
-                  f"comparison.md), e.g. {unfinished[0]['run_id']}: "
-                  f"{unfinished[0]['error'] or unfinished[0]['status']}; log: "
-                  f"{unfinished[0]['log']}")
     out.print(f"report: {written.out_dir / 'comparison.md'} (and .csv, runs.csv, "
               f"accuracy_vs_time.png, accuracy_vs_bytes.png, time_breakdown.png)")
+    if unfinished:
+        first = unfinished[0]
+        err.print(f"[yellow]{incomplete}[/yellow]: {len(unfinished)} sweep "
+                  f"{'run' if len(unfinished) == 1 else 'runs'} did not finish (listed in "
+                  f"comparison.md), e.g. {first['run_id']}: {first['error'] or first['status']}"
+                  f"; log: {first['log']}. Rerun the sweep to finish them"
+                  + ("." if allow_incomplete else ", or pass --allow-incomplete to accept a "
+                     "partial report (exit status 0)."))
+        if not allow_incomplete:
+            raise typer.Exit(1)
 
 
 @app.command()

@@ -170,3 +170,19 @@ def test_a_sweep_file_validates_and_runs_as_its_base_scenario(tmp_path):
     path.write_text(yaml.safe_dump({**TINY, "sweep": {"grid": {"algorithm.lr": [-1]}}}))
     bad = runner.invoke(app, ["validate", str(path)])
     assert bad.exit_code == 2 and "algorithm.lr = -1" in bad.output
+
+
+def test_report_of_an_unfinished_sweep_warns_and_exits_1_unless_allowed(tmp_path):
+    scenario, out = _tiny_file(tmp_path), tmp_path / "sweep"
+    result = runner.invoke(app, ["sweep", str(scenario), "--out", str(out), "--workers", "1",
+                                 "--grid", "devices.clients.memory=1 kB,4 GB", "--quiet"])
+    assert result.exit_code == 1, result.output
+    report = runner.invoke(app, ["report", str(out)])
+    assert report.exit_code == 1, report.output
+    assert "INCOMPLETE: 1 of 2 runs finished" in report.output
+    assert "--allow-incomplete" in report.output
+    text = (out / "report" / "comparison.md").read_text()
+    assert text.startswith("**INCOMPLETE: 1 of 2 runs finished.**")
+    allowed = runner.invoke(app, ["report", str(out), "--allow-incomplete"])
+    assert allowed.exit_code == 0, allowed.output
+    assert "INCOMPLETE: 1 of 2 runs finished" in allowed.output

@@ -51,6 +51,7 @@ class RunRecord:
     path: Path
     summary: dict
     params: dict = field(default_factory=dict)
+    point: str | None = None  # a sweep run's sweep and parameters less seed (see _point)
     _metrics: pd.DataFrame | None = None
 
     @property
@@ -69,6 +70,18 @@ class Collection:
     unfinished: list[dict]
     sweeps: list[Path]
     duplicates: int = 0  # sweep runs found in more than one sweep, counted once
+
+    @property
+    def expected(self) -> int:
+        """Runs the inputs ask for: the complete ones and the sweep runs that did not finish."""
+        return len(self.runs) + len(self.unfinished)
+
+    @property
+    def incomplete(self) -> str:
+        """``INCOMPLETE: n of N runs finished`` where sweep runs did not finish, else ''."""
+        if not self.unfinished:
+            return ""
+        return f"INCOMPLETE: {len(self.runs)} of {self.expected} runs finished"
 
 
 # ------------------------------------------------------------------------------- finding
@@ -116,14 +129,16 @@ def collect(paths: list[str | Path]) -> Collection:
             run_dir = sweep / point["path"]
             if is_complete(run_dir):
                 seen.add(run_dir.resolve())
-                runs.append(RunRecord(run_dir, _summary(run_dir)))
+                runs.append(RunRecord(run_dir, _summary(run_dir),
+                                      point=_point(sweep, point["params"])))
             else:
                 row = status.get(point["run_id"], {})
                 unfinished.append({"run_id": point["run_id"], "sweep": str(sweep),
                                    "status": row.get("status") or "pending",
                                    "error": row.get("error") or "",
                                    "log": str(sweep / "logs" / f"{point['run_id']}.log"),
-                                   "params": point["params"]})
+                                   "params": point["params"],
+                                   "point": _point(sweep, point["params"])})
     loose = [p for p in dict.fromkeys(loose) if p.resolve() not in seen]
     runs += [RunRecord(path, _summary(path)) for path in loose]
     if not runs:
@@ -135,6 +150,12 @@ def collect(paths: list[str | Path]) -> Collection:
     for run, flat in zip(runs, flats, strict=True):
         run.params = {k: flat.get(k) for k in keys}
     return Collection(runs, keys, unfinished, sweeps, duplicates)
+
+
+def _point(sweep: Path, params: dict) -> str:
+    """Which runs of a sweep are seeds of one another: the same sweep and parameters."""
+    return json.dumps([str(sweep.resolve()), {k: v for k, v in params.items() if k != SEED}],
+                      sort_keys=True, default=str)
 
 
 def _summary(run_dir: Path) -> dict:
@@ -260,13 +281,17 @@ def _number(value: object) -> float:
 
 
 def comparison_table(collection: Collection) -> pd.DataFrame:
-    """One row per group: its parameters, run count, seeds, and for each metric the mean,
+    """One row per group: its parameters, run count, runs expected (runs_expected: the runs
+    plus the unfinished sweep runs of the same points), seeds, and for each metric the mean,
     sample std and count of runs that have it (a target not reached counts as missing)."""
     columns = group_columns(collection)
     rows = []
     for key, runs in groups(collection).items():
         row: dict = dict(zip(columns, key, strict=True))
         row["runs"] = len(runs)
+        points = {r.point for r in runs if r.point is not None}
+        row["runs_expected"] = len(runs) + sum(u["point"] in points
+                                               for u in collection.unfinished)
         row["seeds"] = " ".join(str(r.summary.get(SEED)) for r in runs)
         targets = {r.summary.get("target_accuracy") for r in runs}
         row["target_accuracy"] = targets.pop() if len(targets) == 1 else math.nan
@@ -312,7 +337,8 @@ def table_cells(table: pd.DataFrame, columns: list[str], compact: bool = False
     for _, row in table.iterrows():
         key = tuple(row[c] for c in columns)
         cells = [label(key, columns)] if compact else [str(row[c]) for c in columns]
-        cells.append(str(row["runs"]))
+        cells.append(str(row["runs"]) if row["runs"] == row.get("runs_expected", row["runs"])
+                     else f"{row['runs']} of {row['runs_expected']}")
         for _title, metric, fmt in metrics:
             cell = _cell(row, metric, fmt)
             if metric in TO_TARGET:
@@ -497,7 +523,11 @@ def _replace(tmp: Path, out_dir: Path) -> None:
 def _markdown(collection: Collection, table: pd.DataFrame, breakdown: pd.DataFrame,
               columns: list[str]) -> str:
     runs = collection.runs
-    lines = ["# Comparison", "",
+    banner = ([f"**{collection.incomplete}.** The sweep runs listed under [Runs that did not "
+               f"finish](#runs-that-did-not-finish) are missing from every number below; "
+               f"'k of n' in the runs column counts a group's finished runs of those "
+               f"expected.", ""] if collection.incomplete else [])
+    lines = [*banner, "# Comparison", "",
              f"{len(runs)} runs in {len(table)} groups, grouped by {', '.join(columns)}. "
              "Each cell is the mean ± sample standard deviation over the group's runs (its "
              "seeds). Time and bytes to target average the runs that reached the target; "

@@ -136,6 +136,7 @@ def test_report_writes_markdown_csv_and_plots_and_replaces_an_earlier_one(loose,
     assert breakdown.loc["fed-a", "compute"] == pytest.approx(2.0)
     assert breakdown.loc["fed-a", "waiting"] == pytest.approx(2 * 30.0 - 2.0 - 1.0)
     assert "| fed-a | 3 |" in report.markdown
+    assert "INCOMPLETE" not in report.markdown
     assert "![accuracy against simulated time](accuracy_vs_time.png)" in report.markdown
     (out / "stale.txt").write_text("from an earlier report")
     write_report([loose], out)
@@ -167,6 +168,10 @@ def test_report_on_a_sweep_uses_its_parameters_and_lists_unfinished_runs(tmp_pat
     assert report.out_dir == sweep / "report"
     table = report.table
     assert list(table["algorithm.lr"]) == ["0.1", "0.2"] and list(table["runs"]) == [2, 1]
+    assert list(table["runs_expected"]) == [2, 2]
+    assert report.markdown.startswith("**INCOMPLETE: 3 of 4 runs finished.**")
+    assert "| 0.2 | 1 of 2 |" in report.markdown
+    assert list(pd.read_csv(sweep / "report" / "comparison.csv")["runs_expected"]) == [2, 2]
     assert "| lr-0.2_s2 | failed | boom | " in report.markdown
     assert str(sweep / "logs" / "lr-0.2_s2.log") in report.markdown
     # the same sweep given twice, or inside a folder given too, is counted once
