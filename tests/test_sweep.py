@@ -379,3 +379,32 @@ def test_a_terminated_sweep_stops_its_workers_and_writes_its_index(tmp_path, sig
     done = {p.parent.name for p in out.glob("runs/*/*/summary.json")}
     assert set(index.loc[index["status"] == "done", "run_id"]) == done
     assert len(index) == 6
+
+
+def test_only_the_run_of_the_worker_that_died_is_blamed(tmp_path, monkeypatch):
+    marker = tmp_path / "die-once"
+    marker.touch()
+    monkeypatch.setenv(DIE_ONCE_ENV, str(marker))
+    sweep = load_sweep(write_scenario(tmp_path, algorithm={**TINY["algorithm"], "rounds": 40}),
+                       grid=["algorithm.local_steps=1,2,3,4"])
+    result = run_sweep(sweep, tmp_path / "out", LocalExecutor(workers=2, retries=0))
+    assert not marker.exists()
+    assert result.counts == {"done": 3, "failed": 0, "lost": 1, "pending": 0}
+
+
+def test_a_run_that_finished_before_its_worker_died_counts_done(tmp_path):
+    from netfl.sweep.task import RunTask
+
+    sweep = load_sweep(write_scenario(tmp_path))
+    out = tmp_path / "out"
+    run_sweep(sweep, out, LocalExecutor(workers=1))
+    marker = tmp_path / "die-once"
+    marker.touch()
+    point = sweep.points[0]
+    task = RunTask(point.run_id, point.scenario, str(out / "runs"),
+                   str(out / "logs" / f"{point.run_id}.log"), die_once=str(marker))
+    outcomes = []
+    LocalExecutor(workers=1, retries=0).run([task], lambda rid: None, outcomes.append)
+    assert not marker.exists()  # its worker died, after the run's folder was complete
+    assert [(o.run_id, o.status) for o in outcomes] == [(point.run_id, "done")]
+    assert outcomes[0].summary["final_accuracy"] is not None

@@ -7,9 +7,12 @@ the calling thread. ``open()`` starts what the executor needs ahead (a Dask conn
 LocalCluster), ``close()`` stops it.
 
 Dead workers. Locally, a worker process that dies (killed, out of memory, a crash in native
-code) breaks the whole process pool; the runs that were in progress are then retried in a fresh
-pool, each at most ``retries`` more times, and the runs that had not started are resubmitted
-without counting an attempt. On Dask the scheduler reschedules the tasks of a dead worker itself
+code) breaks the whole process pool. The run of the process that died (known from the pid each
+worker reports as it starts a run, and from the exit codes: the pool stops the other workers
+with SIGTERM) is retried in a fresh pool at most ``retries`` more times, unless its folder is
+complete (it finished and only its answer was lost: it counts done). The runs the pool stopped,
+and those that had not started, are resubmitted without counting an attempt. On Dask the
+scheduler reschedules the tasks of a dead worker itself
 (``distributed.scheduler.allowed-failures``, set to ``retries`` on a LocalCluster); a task that
 outlives that limit ends as ``lost``. A run is never double-counted: ``run_point`` keeps one
 result directory per run, and each task reports exactly once.
@@ -20,6 +23,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import signal
 import uuid
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -27,7 +31,17 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
 
 from netfl.errors import NetflError
-from netfl.sweep.task import FAILED, LOST, Outcome, RunTask, init_local_worker, run_point
+from netfl.results.store import is_complete
+from netfl.sweep.task import (
+    DONE,
+    FAILED,
+    LOST,
+    Outcome,
+    RunTask,
+    init_local_worker,
+    read_summary,
+    run_point,
+)
 
 OnStart = Callable[[str], None]
 OnDone = Callable[[Outcome], None]
@@ -90,15 +104,22 @@ class LocalExecutor:
         pending = {t.run_id: t for t in tasks}  # start message is not lost in a buffer
         idle_breaks = 0
         while pending:
-            started: set[str] = set()
-            broken = self._run_pool(ctx, started_queue, pending, started, on_start, on_done)
+            started: dict[str, int] = {}  # run id -> pid of the worker that started it
+            dead: set[int] = set()
+            broken = self._run_pool(ctx, started_queue, pending, started, dead, on_start,
+                                    on_done)
             if not broken:
                 continue
-            suspects = [rid for rid in pending if rid in started]
+            suspects = [rid for rid in pending if started.get(rid) in dead]
+            if not suspects and not dead:  # who died is unknown: every run in progress
+                suspects = [rid for rid in pending if rid in started]
             idle_breaks = 0 if suspects else idle_breaks + 1
             for rid in suspects:
                 task = pending[rid]
-                if task.attempt > self.retries:
+                if is_complete(task.run_dir):  # it finished; only its answer died
+                    del pending[rid]
+                    on_done(Outcome(rid, DONE, read_summary(task.run_dir)))
+                elif task.attempt > self.retries:
                     del pending[rid]
                     _append_log(task, f"=== worker process died during attempt {task.attempt}; "
                                       f"no retries left ===")
@@ -114,23 +135,33 @@ class LocalExecutor:
                                                      "any run"))
                 pending.clear()
 
-    def _run_pool(self, ctx, started_queue, pending: dict[str, RunTask], started: set[str],
-                  on_start: OnStart, on_done: OnDone) -> bool:
-        """Run every pending task in one pool; return True where the pool broke."""
+    def _run_pool(self, ctx, started_queue, pending: dict[str, RunTask], started: dict[str, int],
+                  dead: set[int], on_start: OnStart, on_done: OnDone) -> bool:
+        """Run every pending task in one pool; return True where the pool broke, with the pids
+        of the workers that died by themselves (not stopped by the pool) in ``dead``."""
+        processes: dict = {}
 
         def drain() -> None:
+            processes.update(getattr(pool, "_processes", None) or {})
             while not started_queue.empty():
-                rid, _pid = started_queue.get()
-                if rid in pending and rid not in started:
-                    started.add(rid)
-                    on_start(rid)
+                rid, pid = started_queue.get()
+                if rid in pending:
+                    if rid not in started:
+                        on_start(rid)
+                    started[rid] = pid
 
         pool = ProcessPoolExecutor(min(self.workers, len(pending)), mp_context=ctx,
                                    initializer=init_local_worker,
                                    initargs=(started_queue, os.getpid()))
         broken = False
         try:
-            futures = {pool.submit(run_point, task): rid for rid, task in pending.items()}
+            futures = {}
+            for rid, task in pending.items():
+                try:
+                    futures[pool.submit(run_point, task)] = rid
+                except BrokenProcessPool:  # a worker died while the runs were handed out
+                    broken = True
+                    break
             waiting = set(futures)
             while waiting:
                 done, waiting = wait(waiting, timeout=0.2, return_when=FIRST_COMPLETED)
@@ -152,6 +183,9 @@ class LocalExecutor:
             raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+        if broken:  # the pool stops the other workers with SIGTERM once one has died
+            dead.update(pid for pid, process in processes.items()
+                        if process.exitcode not in (None, 0, -signal.SIGTERM))
         return broken
 
 
