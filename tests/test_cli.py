@@ -186,3 +186,11 @@ def test_report_of_an_unfinished_sweep_warns_and_exits_1_unless_allowed(tmp_path
     allowed = runner.invoke(app, ["report", str(out), "--allow-incomplete"])
     assert allowed.exit_code == 0, allowed.output
     assert "INCOMPLETE: 1 of 2 runs finished" in allowed.output
+
+
+def test_report_on_damaged_input_is_an_error_without_a_traceback(tmp_path):
+    (tmp_path / "sweep.json").write_text("{not json")
+    result = runner.invoke(app, ["report", str(tmp_path)])
+    assert result.exit_code == 1
+    assert "sweep.json" in result.output and "not valid JSON" in result.output
+    assert "Traceback" not in result.output

@@ -57,8 +57,22 @@ class RunRecord:
     @property
     def metrics(self) -> pd.DataFrame:
         if self._metrics is None:
-            self._metrics = pd.read_csv(self.path / "metrics.csv")
+            path = self.path / "metrics.csv"
+            try:
+                self._metrics = pd.read_csv(path)
+            except FileNotFoundError:
+                raise NetflError(f"{path}: missing; the run's folder holds summary.json but "
+                                 f"not its metrics (copied in part?)") from None
+            except (OSError, ValueError) as exc:  # pandas' parser errors are ValueErrors
+                raise NetflError(f"{path}: cannot be read as CSV: {exc}") from None
         return self._metrics
+
+    def curve(self, x: str) -> pd.DataFrame:
+        """metrics.csv's x and accuracy columns (NetflError naming the file if it lacks one)."""
+        missing = [c for c in (x, "accuracy") if c not in self.metrics]
+        if missing:
+            raise NetflError(f"{self.path / 'metrics.csv'}: no column {', '.join(missing)}")
+        return self.metrics
 
 
 @dataclass
@@ -103,6 +117,9 @@ def collect(paths: list[str | Path]) -> Collection:
     loose: list[Path] = []
     sweeps: list[Path] = []
     for path in map(Path, paths):
+        if path.is_file():
+            raise NetflError(f"{path}: a file, not a folder (give the run folder or sweep "
+                             f"folder that holds it)")
         if not path.is_dir():
             raise NetflError(f"{path}: no such folder (give a run folder, a sweep folder, or "
                              f"a folder that holds them)")
@@ -119,7 +136,7 @@ def collect(paths: list[str | Path]) -> Collection:
     ids: set[str] = set()
     duplicates = 0
     for sweep in dict.fromkeys(sweeps):
-        definition = json.loads((sweep / "sweep.json").read_text(encoding="utf-8"))
+        definition = _sweep_definition(sweep / "sweep.json")
         status = _index_status(sweep)
         for point in definition.get("points", []):
             if point["run_id"] in ids:  # the same run (same resolved scenario) in two sweeps
@@ -158,13 +175,50 @@ def _point(sweep: Path, params: dict) -> str:
                       sort_keys=True, default=str)
 
 
+def _read_json(path: Path) -> object:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise NetflError(f"{path}: cannot be read: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise NetflError(f"{path}: not valid JSON ({exc})") from None
+
+
+def _sweep_definition(path: Path) -> dict:
+    """sweep.json, checked for what the report reads: points with run_id, params and path."""
+    definition = _read_json(path)
+    points = definition.get("points") if isinstance(definition, dict) else None
+    if not isinstance(points, list):
+        raise NetflError(f"{path}: not a netfl sweep file (no list of points); was it written "
+                         f"by netfl sweep?")
+    for i, point in enumerate(points):
+        wanted = {"run_id": str, "params": dict, "path": str}
+        wrong = [k for k, kind in wanted.items()
+                 if not isinstance(point, dict) or not isinstance(point.get(k), kind)]
+        if wrong:
+            raise NetflError(f"{path}: points[{i}] lacks {', '.join(wrong)} (each point needs "
+                             f"run_id and path as text and params as a mapping)")
+    return definition
+
+
 def _summary(run_dir: Path) -> dict:
-    return json.loads((run_dir / SUMMARY).read_text(encoding="utf-8"))
+    summary = _read_json(run_dir / SUMMARY)
+    if not isinstance(summary, dict):
+        raise NetflError(f"{run_dir / SUMMARY}: not a run summary (a JSON object)")
+    return summary
 
 
 def _scenario(run_dir: Path) -> dict:
     path = run_dir / "scenario.yaml"
-    return yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    if not path.is_file():
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise NetflError(f"{path}: cannot be read as YAML: {exc}") from None
+    if not isinstance(data, dict | None):
+        raise NetflError(f"{path}: not a scenario (a YAML mapping)")
+    return data or {}
 
 
 def _index_status(sweep: Path) -> dict[str, dict]:
@@ -466,6 +520,8 @@ def write_report(paths: list[str | Path], out_dir: str | Path | None = None) -> 
     paths = [Path(p) for p in paths]
     collection = collect(paths)
     out_dir = Path(out_dir) if out_dir is not None else default_out_dir(paths)
+    if out_dir.is_file():
+        raise NetflError(f"{out_dir}: a file, not a folder; choose another --out")
     if out_dir.exists() and any(out_dir.iterdir()) and not (out_dir / REPORT_MARK).is_file():
         raise NetflError(f"{out_dir}: exists and is not a netfl report; choose another --out")
     columns = group_columns(collection)
@@ -484,7 +540,7 @@ def write_report(paths: list[str | Path], out_dir: str | Path | None = None) -> 
         _runs_table(collection, columns).to_csv(tmp / "runs.csv", index=False)
         for x, name, what in (("sim_time_s", "accuracy_vs_time.png", "simulated time"),
                               ("bytes_total", "accuracy_vs_bytes.png", "bytes delivered")):
-            curves = {label(k, columns): band([r.metrics for r in runs], x)
+            curves = {label(k, columns): band([r.curve(x) for r in runs], x)
                       for k, runs in grouped.items()}
             plot_bands(curves, x, tmp / name, f"accuracy against {what} (mean ± std over "
                                               f"seeds)", target)

@@ -218,3 +218,30 @@ def test_a_group_holding_the_same_seed_twice_is_refused_naming_both_runs(tmp_pat
     make_run(tmp_path / "there", "r1-copy", "fed-a", 1, 0.6)
     with pytest.raises(NetflError, match=r"seed 1 twice.*r1.*r1-copy"):
         comparison_table(collect([tmp_path]))
+
+
+def test_damaged_inputs_are_errors_that_name_the_file(tmp_path, loose):
+    sweep = tmp_path / "sweep"
+    sweep.mkdir()
+    (sweep / "sweep.json").write_text("{not json")
+    with pytest.raises(NetflError, match=r"sweep\.json.*not valid JSON"):
+        collect([sweep])
+    (sweep / "sweep.json").write_text(json.dumps({"points": [{"params": {}}]}))
+    with pytest.raises(NetflError, match=r"sweep\.json.*run_id"):
+        collect([sweep])
+    (loose / "b2" / "metrics.csv").unlink()
+    with pytest.raises(NetflError, match=r"b2.*metrics\.csv"):
+        write_report([loose], tmp_path / "report")
+    (loose / "b1" / "summary.json").write_text("{")
+    with pytest.raises(NetflError, match=r"b1.*summary\.json"):
+        collect([loose])
+    (loose / "b1" / "summary.json").write_text("{}")
+    (loose / "a1" / "scenario.yaml").write_text("a: [")
+    with pytest.raises(NetflError, match=r"a1.*scenario\.yaml"):
+        collect([loose])
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("x")
+    with pytest.raises(NetflError, match=r"notes\.txt.*a file, not a folder"):
+        collect([a_file])
+    with pytest.raises(NetflError, match=r"notes\.txt.*a file, not a folder"):
+        write_report([loose / "a2"], a_file)
