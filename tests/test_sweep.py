@@ -408,3 +408,20 @@ def test_a_run_that_finished_before_its_worker_died_counts_done(tmp_path):
     assert not marker.exists()  # its worker died, after the run's folder was complete
     assert [(o.run_id, o.status) for o in outcomes] == [(point.run_id, "done")]
     assert outcomes[0].summary["final_accuracy"] is not None
+
+
+def test_run_ids_do_not_depend_on_where_the_checkout_is(tmp_path):
+    ids = {}
+    for where in ("a", "b/deeper"):
+        folder = tmp_path / where
+        folder.mkdir(parents=True)
+        (folder / "assign.csv").write_text("client,edge_server\n0,0\n1,0\n2,0\n3,1\n4,1\n5,1\n")
+        world = {**TINY["world"], "assignment": {"kind": "file", "path": "assign.csv"}}
+        path = write_scenario(folder, world=world, data={**TINY["data"], "root": "data"})
+        ids[where] = [p.run_id for p in load_sweep(path, grid=["algorithm.rounds=1,2"]).points]
+    assert ids["a"] == ids["b/deeper"]
+    # the content of a referenced file counts: other clients on other edge servers
+    (tmp_path / "a" / "assign.csv").write_text("client,edge_server\n0,0\n1,1\n2,0\n3,1\n4,0\n5,1\n")
+    changed = [p.run_id for p in load_sweep(tmp_path / "a" / "tiny.yaml",
+                                            grid=["algorithm.rounds=1,2"]).points]
+    assert not set(changed) & set(ids["a"])

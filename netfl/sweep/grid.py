@@ -17,17 +17,20 @@ against the scenario schema before anything runs, and every problem of every poi
 at once, naming where the bad value came from (the file's line, ``--grid``, ``--set``).
 
 A point's run id is readable and stable: a slug of its parameters and a hash of its resolved
-scenario (``fedavg_rate-10Mbps_s3-1a2b3c4d``). The same point of the same scenario file always
-gets the same id, which is how a sweep finds the runs it has already done; editing the file's
-values changes the hash, so stale results are never reused.
+scenario (``fedavg_rate-10Mbps_s3-1a2b3c4d``), paths in it relative to the file's folder (and
+files by their content), so a checkout elsewhere finds the same ids. The same point of the same
+scenario file always gets the same id, which is how a sweep finds the runs it has already done;
+editing the file's values changes the hash, so stale results are never reused.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import itertools
 import json
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -263,12 +266,48 @@ def _slug_part(key: str, value: object) -> str:
     return text if short == "kind" else f"{short}-{text}"
 
 
-def run_id(params: dict, scenario: Scenario) -> str:
+def run_id(params: dict, scenario: Scenario, base_dir: str | Path | None = None) -> str:
     """A readable, stable id: a slug of ``params`` and a hash of the resolved scenario (its
     output.dir aside, which does not change results). Uses hashlib, never hash(): the id must
-    not depend on PYTHONHASHSEED."""
-    resolved = scenario.model_dump(mode="json")
+    not depend on PYTHONHASHSEED.
+
+    Paths are hashed as written relative to ``base_dir`` (default: the scenario file's folder),
+    a file's with the hash of its content, so the id does not depend on where the checkout is,
+    and editing a referenced file (a topology, an assignment, a TLE set) changes it.
+    """
+    if base_dir is None:
+        source = getattr(scenario, "_source", None)
+        base_dir = Path(source).resolve().parent if source else Path.cwd()
+    resolved = _portable(scenario.model_dump(mode="python"), scenario.model_dump(mode="json"),
+                         Path(base_dir).resolve())
     resolved.get("output", {}).pop("dir", None)
     digest = hashlib.sha256(json.dumps(resolved, sort_keys=True).encode()).hexdigest()[:8]
     slug = "_".join(_slug_part(k, v) for k, v in params.items())[:48].strip("_-.")
     return f"{slug}-{digest}" if slug else digest
+
+
+def _portable(python: object, dumped: object, base: Path) -> object:
+    """``dumped`` (the JSON dump) with every path (a Path in the Python dump) made relative to
+    ``base``, plus a file's content hash."""
+    if isinstance(python, Path):
+        relative = Path(os.path.relpath(python.resolve(), base)).as_posix()
+        return {"path": relative, "sha256": _file_hash(python)} if python.is_file() else relative
+    if isinstance(python, dict) and isinstance(dumped, dict):
+        return {k: _portable(python.get(k), v, base) for k, v in dumped.items()}
+    if isinstance(python, list | tuple) and isinstance(dumped, list):
+        return [_portable(a, b, base) for a, b in zip(python, dumped, strict=True)]
+    return dumped
+
+
+def _file_hash(path: Path) -> str:
+    stat = path.stat()
+    return _hash_content(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=64)
+def _hash_content(path: str, _mtime_ns: int, _size: int) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()[:16]
