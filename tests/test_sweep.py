@@ -425,3 +425,13 @@ def test_run_ids_do_not_depend_on_where_the_checkout_is(tmp_path):
     changed = [p.run_id for p in load_sweep(tmp_path / "a" / "tiny.yaml",
                                             grid=["algorithm.rounds=1,2"]).points]
     assert not set(changed) & set(ids["a"])
+
+
+def test_a_bad_sweep_section_does_not_hide_the_problems_of_the_points(tmp_path):
+    path = write_scenario(tmp_path, sweep={"sed": 3, "grid": {"algorithm.lr": [0.1, -1]}})
+    with pytest.raises(ScenarioError) as caught:
+        load_sweep(path, grid=["algorithm.batch_size=8,0"], overrides=["algorithm.roundz=2"])
+    text = str(caught.value)
+    assert "sweep.sed = 3: unknown key" in text
+    assert "algorithm.lr = -1" in text and "--grid: algorithm.batch_size = 0" in text
+    assert text.count("roundz") == 1, text  # the --set problem once, not once per point

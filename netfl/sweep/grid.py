@@ -144,16 +144,22 @@ def load_sweep(path: str | Path, grid: Sequence[str] = (), seeds: int | None = N
         problems.append(ScenarioProblem(SEED, "swept by the grid and by seeds; use one",
                                         has_value=False, source="--seeds"
                                         if seeds is not None else source))
+    sweep = Sweep(path, str(raw.get("name", path.stem)), fixed, cases, merged, seeds_run)
+    try:  # the points of what could be read, so every problem is reported at once
+        sweep.points = _expand(sweep, raw, lines, origins, check_duplicates=not problems)
+    except ScenarioError as exc:
+        known = {p.format() for p in problems}
+        problems += [p for p in exc.problems if p.format() not in known]
     if problems:
         raise ScenarioError(problems)
-
-    sweep = Sweep(path, str(raw.get("name", path.stem)), fixed, cases, merged, seeds_run)
-    sweep.points = _expand(sweep, raw, lines, origins)
     sweep.name = sweep.points[0].scenario.name
     return sweep
 
 
-def _expand(sweep: Sweep, raw: dict, lines: dict, origins: dict) -> list[Point]:
+def _expand(sweep: Sweep, raw: dict, lines: dict, origins: dict,
+            check_duplicates: bool = True) -> list[Point]:
+    """Every point, validated; ScenarioError with every problem of every point (and, where
+    ``check_duplicates``, points that run the same scenario)."""
     source = str(sweep.source)
     keys = list(sweep.grid)
     combos = list(itertools.product(*(sweep.grid[k] for k in keys)))
@@ -183,6 +189,8 @@ def _expand(sweep: Sweep, raw: dict, lines: dict, origins: dict) -> list[Point]:
                                     run_id(params, scenario)))
     if problems:
         raise ScenarioError(list(problems.values()))
+    if not check_duplicates:  # the sweep's section has problems: repeated points may come from them
+        return points
     seen: dict[str, dict] = {}
     duplicates = []
     for point in points:
