@@ -1,4 +1,6 @@
-"""Plots of one run. The only module that imports matplotlib (with the Agg backend: no screen)."""
+"""Plots of one run and of reports. The only module that imports matplotlib (Agg backend: no
+screen). The report plots (plot_bands, plot_time_breakdown) use the Figure API, not pyplot, so
+threads may draw them at once."""
 
 from __future__ import annotations
 
@@ -14,6 +16,17 @@ def _pyplot():
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def _figure(**kwargs):
+    """A Figure outside pyplot (no global state: safe where several threads plot at once, as
+    in a Dask worker with several threads), rendered by the Agg canvas."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(**kwargs)
+    FigureCanvasAgg(fig)
+    return fig
 
 
 def _time_axis(seconds: pd.Series) -> tuple[pd.Series, str]:
@@ -170,8 +183,8 @@ def plot_bands(curves: dict[str, pd.DataFrame], x_name: str, path: Path, title: 
                target_accuracy: float | None = None) -> Path:
     """One line per group (label -> table of ``x_name``, mean, std) with a mean ± std band
     where the group has several seeds; written to ``path``."""
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7.2, 4.4), dpi=110)
+    fig = _figure(figsize=(7.2, 4.4), dpi=110)
+    ax = fig.subplots()
     factor, label = _common_axis(x_name, [c[x_name] for c in curves.values()])
     for name, curve in curves.items():
         if not len(curve):
@@ -195,16 +208,15 @@ def plot_bands(curves: dict[str, pd.DataFrame], x_name: str, path: Path, title: 
     ax.set_title(title)
     ax.grid(alpha=0.3)
     fig.savefig(path, bbox_inches="tight")
-    plt.close(fig)
     return Path(path)
 
 
 def plot_time_breakdown(table: pd.DataFrame, path: Path, title: str) -> Path:
     """Stacked horizontal bars: one per group (the table's index), one segment per column
     (node-seconds by category)."""
-    plt = _pyplot()
     height = 1.2 + 0.45 * max(1, len(table))
-    fig, ax = plt.subplots(figsize=(8.0, height), dpi=110)
+    fig = _figure(figsize=(8.0, height), dpi=110)
+    ax = fig.subplots()
     peak = float(table.sum(axis=1).max()) if len(table) else 0.0
     scale, unit = ((3600.0, "h") if peak >= 3 * 3600 else (60.0, "min") if peak >= 3 * 60
                    else (1.0, "s"))
@@ -220,7 +232,6 @@ def plot_time_breakdown(table: pd.DataFrame, path: Path, title: str) -> Path:
     ax.grid(axis="x", alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     fig.savefig(path, bbox_inches="tight")
-    plt.close(fig)
     return Path(path)
 
 

@@ -245,3 +245,28 @@ def test_damaged_inputs_are_errors_that_name_the_file(tmp_path, loose):
         collect([a_file])
     with pytest.raises(NetflError, match=r"notes\.txt.*a file, not a folder"):
         write_report([loose / "a2"], a_file)
+
+
+def test_report_plots_do_not_use_pyplot_so_threads_may_plot_at_once(tmp_path, monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    import matplotlib.pyplot as plt
+
+    from netfl.results.plots import plot_bands, plot_time_breakdown
+
+    def no_pyplot(*args, **kwargs):
+        raise AssertionError("pyplot's global state is not thread-safe")
+
+    monkeypatch.setattr(plt, "subplots", no_pyplot)
+    monkeypatch.setattr(plt, "figure", no_pyplot)
+    curve = band([pd.DataFrame({"sim_time_s": [0.0, 1.0], "accuracy": [0.1, 0.5]})],
+                 "sim_time_s")
+    breakdown = pd.DataFrame({"compute": [2.0], "waiting": [1.0]}, index=["fed-a"])
+
+    def draw(i: int) -> None:
+        plot_bands({"fed-a": curve}, "sim_time_s", tmp_path / f"b{i}.png", "t", 0.4)
+        plot_time_breakdown(breakdown, tmp_path / f"t{i}.png", "t")
+
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(draw, range(8)))
+    assert all((tmp_path / f"{k}{i}.png").stat().st_size > 1000 for k in "bt" for i in range(8))
