@@ -145,6 +145,7 @@ def test_sweep_bad_grid_is_reported_before_anything_runs(tmp_path):
     assert result.exit_code == 2
     assert "--grid: algorithm.lrr" in result.output and "did you mean 'lr'" in result.output
     assert "--grid: seed = 'x'" in result.output
+    assert f"2 problems in scenario {scenario} (a sweep):" in " ".join(result.output.split())
     assert not out.exists()
     local = runner.invoke(app, ["sweep", str(scenario), "--executor", "local",
                                 "--address", "tcp://127.0.0.1:8786"])

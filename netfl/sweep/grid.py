@@ -51,6 +51,23 @@ SEED = "seed"
 
 
 
+class SweepError(ScenarioError):
+    """A sweep's problems (its section, --grid, --seeds, --set, every point), headed by the
+    scenario file they concern: a --grid problem alone does not name it."""
+
+    def __init__(self, problems: list[ScenarioProblem], source: str | None = None):
+        super().__init__(problems)
+        self.args = (list(problems), source)
+        self.source = source
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        if not self.source:
+            return text
+        head, _, rest = text.partition(":\n")
+        return f"{head} {self.source} (a sweep):\n{rest}"
+
+
 @dataclass(frozen=True)
 class Point:
     """One run of the sweep.
@@ -151,7 +168,7 @@ def load_sweep(path: str | Path, grid: Sequence[str] = (), seeds: int | None = N
         known = {p.format() for p in problems}
         problems += [p for p in exc.problems if p.format() not in known]
     if problems:
-        raise ScenarioError(problems)
+        raise SweepError(problems, str(path))
     sweep.name = sweep.points[0].scenario.name
     return sweep
 
