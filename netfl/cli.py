@@ -153,11 +153,12 @@ def sweep(
 
 
 def _print_points(swept, folder: Path) -> None:
+    from netfl.results.report import plural
     from netfl.results.store import is_complete
     from netfl.sweep.progress import describe_params
     from netfl.sweep.runner import run_dir
 
-    table = Table(title=f"sweep {swept.name}: {len(swept.points)} runs -> {folder}",
+    table = Table(title=f"sweep {swept.name}: {plural(len(swept.points), 'run')} -> {folder}",
                   title_justify="left")
     for column in ("run", "parameters", "status"):
         table.add_column(column, overflow="fold")
@@ -183,7 +184,7 @@ def report(
 
     Exit status 1 when sweep runs did not finish (the report is written, headed INCOMPLETE)
     unless --allow-incomplete; 1 for unreadable input too."""
-    from netfl.results.report import group_columns, table_cells, write_report
+    from netfl.results.report import group_columns, plural, table_cells, write_report
 
     try:
         written = write_report(dirs, out_dir)
@@ -198,7 +199,8 @@ def report(
             raise typer.Exit(1)
         return
     head, rows = table_cells(written.table, group_columns(written.collection), compact=True)
-    table = Table(title=f"{len(written.collection.runs)} runs, mean ± std over seeds",
+    table = Table(title=f"{plural(len(written.collection.runs), 'run')}, mean ± std over "
+                        f"seeds",
                   title_justify="left")
     for column in head:
         table.add_column(column, overflow="fold")

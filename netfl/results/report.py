@@ -95,7 +95,8 @@ class Collection:
         """``INCOMPLETE: n of N runs finished`` where sweep runs did not finish, else ''."""
         if not self.unfinished:
             return ""
-        return f"INCOMPLETE: {len(self.runs)} of {self.expected} runs finished"
+        return (f"INCOMPLETE: {len(self.runs)} of {plural(self.expected, 'run')} "
+                f"finished")
 
 
 # ------------------------------------------------------------------------------- finding
@@ -278,6 +279,11 @@ def _varying(flats: list[dict], algorithms: list) -> list[str]:
 # ------------------------------------------------------------------------------- tables
 
 
+def plural(count: int, noun: str) -> str:
+    """``1 run``, ``2 runs``, ``0 runs``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def _show(value: object) -> str:
     if value is None:
         return ""
@@ -363,7 +369,12 @@ def _cell(row: pd.Series, metric: str, fmt) -> str:
     mean, std = row[f"{metric}_mean"], row[f"{metric}_std"]
     if np.isnan(mean):
         return "-"
-    return fmt(mean) if np.isnan(std) or std == 0 else f"{fmt(mean)} ± {fmt(std)}"
+    if np.isnan(std) or std == 0:
+        return fmt(mean)
+    shown = fmt(std)
+    if shown == fmt(0.0):  # a spread too small for the format: say it, do not print 0
+        shown = f"{std:.1e}"
+    return f"{fmt(mean)} ± {shown}"
 
 
 def _count(value: float) -> str:
@@ -584,12 +595,13 @@ def _markdown(collection: Collection, table: pd.DataFrame, breakdown: pd.DataFra
                f"'k of n' in the runs column counts a group's finished runs of those "
                f"expected.", ""] if collection.incomplete else [])
     lines = [*banner, "# Comparison", "",
-             f"{len(runs)} runs in {len(table)} groups, grouped by {', '.join(columns)}. "
+             f"{plural(len(runs), 'run')} in {plural(len(table), 'group')}, grouped by "
+             f"{', '.join(columns)}. "
              "Each cell is the mean ± sample standard deviation over the group's runs (its "
              "seeds). Time and bytes to target average the runs that reached the target; "
              "(k/n) says how many did."
-             + (f" {collection.duplicates} runs found in more than one sweep (the same "
-                f"run id: the same resolved scenario) are counted once."
+             + (f" {plural(collection.duplicates, 'run')} found in more than one sweep "
+                f"(the same run id: the same resolved scenario) counted once."
                 if collection.duplicates else ""), "",
              markdown_table(table, columns), "",
              "![accuracy against simulated time](accuracy_vs_time.png)", "",

@@ -20,6 +20,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from netfl.results.report import plural
 from netfl.sweep.runner import Observer, SweepResult
 from netfl.sweep.task import DONE, Outcome
 
@@ -113,8 +114,9 @@ def print_summary(result: SweepResult, console: Console, params: dict[str, dict]
         if counts.get(status):
             parts.append(f"{counts[status]} {status}")
     colour = "red" if result.failed else "green"
-    console.print(f"[{colour}]{len(result.rows)} runs[/{colour}]: {', '.join(parts)}; "
-                  f"{ran} run in {result.elapsed_s:.1f} s on {result.executor}")
+    console.print(f"[{colour}]{plural(len(result.rows), 'run')}[/{colour}]: "
+                  f"{', '.join(parts)}; ran {ran} in {result.elapsed_s:.1f} s on "
+                  f"{result.executor}")
     if result.failed:
         table = Table(title="runs that did not finish", title_justify="left", show_lines=False)
         for column in ("run", "parameters", "status", "error", "log"):

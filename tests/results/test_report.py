@@ -270,3 +270,11 @@ def test_report_plots_do_not_use_pyplot_so_threads_may_plot_at_once(tmp_path, mo
     with ThreadPoolExecutor(4) as pool:
         list(pool.map(draw, range(8)))
     assert all((tmp_path / f"{k}{i}.png").stat().st_size > 1000 for k in "bt" for i in range(8))
+
+
+def test_a_tiny_spread_is_not_printed_as_zero_and_counts_agree_in_number(tmp_path):
+    make_run(tmp_path / "runs", "a1", "fed-a", 1, 0.9)
+    make_run(tmp_path / "runs", "a2", "fed-a", 2, 0.9 + 1e-7)
+    report = write_report([tmp_path / "runs"], tmp_path / "report")
+    assert "| 0.900 ± 7.1e-08 |" in report.markdown
+    assert "2 runs in 1 group," in report.markdown
