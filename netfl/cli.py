@@ -180,7 +180,7 @@ def report(
                                           "sweep runs did not finish (the report says so)."),
 ) -> None:
     """Compare runs: mean ± std over seeds per algorithm and parameters (Markdown, CSV), accuracy
-    against simulated time and bytes with seed bands, and simulated time per tier.
+    against simulated time and bytes with seed bands, and node-seconds by category.
 
     Exit status 1 when sweep runs did not finish (the report is written, headed INCOMPLETE)
     unless --allow-incomplete; 1 for unreadable input too."""

@@ -556,7 +556,8 @@ def write_report(paths: list[str | Path], out_dir: str | Path | None = None) -> 
             plot_bands(curves, x, tmp / name, f"accuracy against {what} (mean ± std over "
                                               f"seeds)", target)
         plot_time_breakdown(breakdown, tmp / "time_breakdown.png",
-                            "simulated time per tier (node-seconds summed over nodes)")
+                            "node-seconds by category, mean per run (summed over nodes "
+                            "and transfers, which overlap: not simulated time)")
         markdown = _markdown(collection, table, breakdown, columns)
         (tmp / REPORT_MARK).write_text(markdown, encoding="utf-8")
         _replace(tmp, out_dir)
@@ -606,7 +607,7 @@ def _markdown(collection: Collection, table: pd.DataFrame, breakdown: pd.DataFra
              markdown_table(table, columns), "",
              "![accuracy against simulated time](accuracy_vs_time.png)", "",
              "![accuracy against bytes delivered](accuracy_vs_bytes.png)", "",
-             "## Simulated time per tier", "",
+             "## Node-seconds by category", "",
              "Mean node-seconds per run, summed over nodes and transfers (they overlap in "
              "time, so a row does not add up to the simulated time). waiting: client-seconds "
              "present but neither training nor transferring. See docs/sweeps.md.", "",
@@ -614,7 +615,7 @@ def _markdown(collection: Collection, table: pd.DataFrame, breakdown: pd.DataFra
              "|---|" + "---|" * len(breakdown.columns)]
     for name, row in breakdown.iterrows():
         lines.append(f"| {name} | " + " | ".join(format_duration(v) for v in row) + " |")
-    lines += ["", "![simulated time per tier](time_breakdown.png)", ""]
+    lines += ["", "![node-seconds by category](time_breakdown.png)", ""]
     if collection.unfinished:
         lines += ["## Runs that did not finish", "",
                   "| run | status | error | log |", "|---|---|---|---|"]

@@ -137,6 +137,8 @@ def test_report_writes_markdown_csv_and_plots_and_replaces_an_earlier_one(loose,
     assert breakdown.loc["fed-a", "waiting"] == pytest.approx(2 * 30.0 - 2.0 - 1.0)
     assert "| fed-a | 3 |" in report.markdown
     assert "INCOMPLETE" not in report.markdown
+    assert "## Node-seconds by category" in report.markdown  # not "simulated time": they overlap
+    assert "time per tier" not in report.markdown.lower()
     assert "![accuracy against simulated time](accuracy_vs_time.png)" in report.markdown
     (out / "stale.txt").write_text("from an earlier report")
     write_report([loose], out)
