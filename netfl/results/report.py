@@ -52,6 +52,7 @@ class RunRecord:
     summary: dict
     params: dict = field(default_factory=dict)
     point: str | None = None  # a sweep run's sweep and parameters less seed (see _point)
+    written: dict = field(default_factory=dict)  # a sweep run's parameters as written
     _metrics: pd.DataFrame | None = None
 
     @property
@@ -148,7 +149,8 @@ def collect(paths: list[str | Path]) -> Collection:
             if is_complete(run_dir):
                 seen.add(run_dir.resolve())
                 runs.append(RunRecord(run_dir, _summary(run_dir),
-                                      point=_point(sweep, point["params"])))
+                                      point=_point(sweep, point["params"]),
+                                      written=point["params"]))
             else:
                 row = status.get(point["run_id"], {})
                 unfinished.append({"run_id": point["run_id"], "sweep": str(sweep),
@@ -301,17 +303,25 @@ def group_columns(collection: Collection) -> list[str]:
     return columns
 
 
-def _group_key(run: RunRecord, columns: list[str]) -> tuple:
+def _group_key(run: RunRecord, columns: list[str], written: bool = False) -> tuple:
+    """The run's group: its resolved values, or (``written``) a sweep's values as written
+    (``2 Mbps``, not 2e+06) where it swept that very key."""
     values = {"scenario": run.summary.get("name"), "algorithm": run.summary.get("algorithm")}
+    if written:
+        values.update({c: run.written[c] for c in columns if c in run.written})
     return tuple(_show(values[c] if c in values else run.params.get(c)) for c in columns)
 
 
 def groups(collection: Collection) -> dict[tuple, list[RunRecord]]:
     """The runs of each group (algorithm and parameters), groups in the order first seen."""
     columns = group_columns(collection)
-    grouped: dict[tuple, list[RunRecord]] = {}
+    resolved: dict[tuple, list[RunRecord]] = {}
     for run in collection.runs:
-        grouped.setdefault(_group_key(run, columns), []).append(run)
+        resolved.setdefault(_group_key(run, columns), []).append(run)
+    grouped: dict[tuple, list[RunRecord]] = {}
+    for key, runs in resolved.items():  # shown as written where that names groups apart
+        shown = _group_key(runs[0], columns, written=True)
+        grouped[key if shown in grouped or shown in resolved and shown != key else shown] = runs
     for key, runs in grouped.items():
         by_seed: dict = {}
         for run in runs:
@@ -571,7 +581,7 @@ def write_report(paths: list[str | Path], out_dir: str | Path | None = None) -> 
 def _runs_table(collection: Collection, columns: list[str]) -> pd.DataFrame:
     rows = []
     for run in collection.runs:
-        row = dict(zip(columns, _group_key(run, columns), strict=True))
+        row = dict(zip(columns, _group_key(run, columns, written=True), strict=True))
         row[SEED] = run.summary.get(SEED)
         row.update({m: run.summary.get(m) for m in METRICS})
         row.update({f"time_{k}_s": v for k, v in time_breakdown(run.summary).items()})

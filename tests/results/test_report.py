@@ -280,3 +280,16 @@ def test_a_tiny_spread_is_not_printed_as_zero_and_counts_agree_in_number(tmp_pat
     report = write_report([tmp_path / "runs"], tmp_path / "report")
     assert "| 0.900 ± 7.1e-08 |" in report.markdown
     assert "2 runs in 1 group," in report.markdown
+
+
+def test_a_swept_value_is_shown_as_written_and_grouped_as_resolved(tmp_path):
+    sweep = tmp_path / "sweep"
+    for rid, seed in (("s1", 1), ("s2", 2)):
+        make_run(sweep / "runs" / "x", rid, "fed-a", seed, 0.5, lr=0.1)
+    for rid, seed in (("t1", 1),):
+        make_run(sweep / "runs" / "x", rid, "fed-a", seed, 0.5, lr=0.2)
+    _sweep_of(sweep, [("s1", {"algorithm.lr": "1e-1", "seed": 1}),
+                      ("s2", {"algorithm.lr": "1e-1", "seed": 2}),
+                      ("t1", {"algorithm.lr": "2e-1", "seed": 1})])
+    table = comparison_table(collect([sweep]))
+    assert list(table["algorithm.lr"]) == ["1e-1", "2e-1"] and list(table["runs"]) == [2, 1]
