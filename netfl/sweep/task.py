@@ -63,8 +63,6 @@ class Outcome:
     status: str
     summary: dict | None = None
     error: str | None = None
-    reused: bool = False
-    worker: str = ""
 
 
 def read_summary(run_dir: Path) -> dict:
@@ -108,8 +106,7 @@ def run_point(task: RunTask) -> Outcome:
         _started_queue.put((task.run_id, os.getpid()))
     _die_once_hook(task.die_once)
     if is_complete(task.run_dir):
-        return Outcome(task.run_id, DONE, read_summary(task.run_dir), reused=True,
-                       worker=worker)
+        return Outcome(task.run_id, DONE, read_summary(task.run_dir))
     log = Path(task.log_path)
     log.parent.mkdir(parents=True, exist_ok=True)
     header = f"=== {task.run_id}: start "
@@ -128,12 +125,12 @@ def run_point(task: RunTask) -> Outcome:
         except Exception as exc:  # a failing run is reported, never raised: the sweep goes on
             traceback.print_exc(file=stream)
             stream.write(f"=== failed after {time.perf_counter() - started:.1f} s ===\n")
-            return Outcome(task.run_id, FAILED, error=_one_line(exc), worker=worker)
+            return Outcome(task.run_id, FAILED, error=_one_line(exc))
         if Path(result.path) != task.run_dir:  # a duplicate attempt finished first: keep one
             shutil.rmtree(result.path, ignore_errors=True)
         stream.write(f"=== done in {time.perf_counter() - started:.1f} s: {task.run_dir} ===\n")
     # the summary as stored (JSON types, NaN as null): the same whether run now or found done
-    return Outcome(task.run_id, DONE, read_summary(task.run_dir), worker=worker)
+    return Outcome(task.run_id, DONE, read_summary(task.run_dir))
 
 
 def _one_line(exc: BaseException) -> str:
