@@ -435,3 +435,17 @@ def test_a_bad_sweep_section_does_not_hide_the_problems_of_the_points(tmp_path):
     assert "sweep.sed = 3: unknown key" in text
     assert "algorithm.lr = -1" in text and "--grid: algorithm.batch_size = 0" in text
     assert text.count("roundz") == 1, text  # the --set problem once, not once per point
+
+
+def test_resume_removes_temporary_folders_of_dead_processes(tmp_path):
+    sweep = load_sweep(write_scenario(tmp_path))
+    out = tmp_path / "out"
+    parent = out / "runs" / sweep.name
+    parent.mkdir(parents=True)
+    dead = parent / f".{sweep.points[0].run_id}.tmp-999999999"  # above any pid Linux gives
+    alive = parent / f".other.tmp-{os.getpid()}"
+    for folder in (dead, alive):
+        folder.mkdir()
+        (folder / "metrics.csv").write_text("half written")
+    run_sweep(sweep, out, LocalExecutor(workers=1))
+    assert not dead.exists() and alive.exists()

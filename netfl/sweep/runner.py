@@ -12,7 +12,9 @@ Runs whose folder is complete (holds summary.json) are not run again: rerunning 
 resumes a killed sweep, retries its failed runs, and adds points a grown grid asks for. The
 index and sweep.json are written to a temporary file and renamed over the old one, so a reader
 never sees half of either; the index is rewritten as runs finish (at most once a second) and at
-the end. One sweep at a time may write a folder (an OS lock, released when its process ends).
+the end. Temporary run folders that processes of a killed sweep left behind are removed when the
+next sweep starts. One sweep at a time may write a folder (an OS lock, released when its process
+ends).
 
 Workers get the folder's absolute path, and a run reported done counts only where its
 summary.json is there as seen from the process that runs the sweep: a cluster whose workers do
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import threading
 import time
@@ -104,6 +107,7 @@ def run_sweep(sweep: Sweep, out_dir: str | Path, executor=None,
     (out_dir / "logs").mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     with _lock(out_dir):
+        _remove_leftovers(out_dir)
         _write_json(out_dir / SWEEP_FILE, _sweep_json(sweep, out_dir, executor))
         rows: dict[str, dict] = {}
         tasks = []
@@ -246,6 +250,28 @@ def _write_json(path: Path, data: dict) -> None:
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     tmp.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
     os.replace(tmp, path)
+
+
+def _remove_leftovers(out_dir: Path) -> None:
+    """Remove the temporary run folders (``runs/<name>/.<run_id>.tmp-<pid>``) that processes of
+    an earlier, killed sweep left behind: those whose pid no longer runs on this machine. (A
+    Dask worker elsewhere that still writes one loses it, and its run fails and reruns.)"""
+    for tmp in Path(out_dir).glob("runs/*/.*.tmp-*"):
+        pid = tmp.name.rsplit(".tmp-", 1)[1]
+        if tmp.is_dir() and pid.isdigit() and not _running(int(pid)):
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    except OverflowError:  # not a pid at all
+        return False
+    return True
 
 
 @contextmanager
