@@ -100,10 +100,12 @@ class LocalExecutor:
 
     def run(self, tasks: list[RunTask], on_start: OnStart, on_done: OnDone) -> None:
         ctx = self._context()
-        started_queue = ctx.SimpleQueue()  # writes go straight to the pipe: a dying worker's
-        pending = {t.run_id: t for t in tasks}  # start message is not lost in a buffer
+        pending = {t.run_id: t for t in tasks}
         idle_breaks = 0
         while pending:
+            # writes go straight to the pipe: a dying worker's start message is not lost in a
+            # buffer; one queue per pool: a broken pool's queue is not reused
+            started_queue = ctx.SimpleQueue()
             started: dict[str, int] = {}  # run id -> pid of the worker that started it
             dead: set[int] = set()
             broken = self._run_pool(ctx, started_queue, pending, started, dead, on_start,

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import sys
 import threading
@@ -103,7 +104,7 @@ def run_point(task: RunTask) -> Outcome:
 
     worker = f"{socket.gethostname()}:{os.getpid()}"
     if _started_queue is not None:
-        _started_queue.put((task.run_id, os.getpid()))
+        _report_start(task.run_id)
     _die_once_hook(task.die_once)
     if is_complete(task.run_dir):
         return Outcome(task.run_id, DONE, read_summary(task.run_dir))
@@ -131,6 +132,20 @@ def run_point(task: RunTask) -> Outcome:
         stream.write(f"=== done in {time.perf_counter() - started:.1f} s: {task.run_dir} ===\n")
     # the summary as stored (JSON types, NaN as null): the same whether run now or found done
     return Outcome(task.run_id, DONE, read_summary(task.run_dir))
+
+
+def _report_start(run_id: str) -> None:
+    """Tell the local executor this process started ``run_id``. SIGTERM (how a broken pool
+    stops its other workers) waits until the message is whole: a process killed halfway would
+    leave the queue's lock held and a partial message that blocks its reader."""
+    block = hasattr(signal, "pthread_sigmask")
+    if block:
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    try:
+        _started_queue.put((run_id, os.getpid()))
+    finally:
+        if block:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _one_line(exc: BaseException) -> str:
