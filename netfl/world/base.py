@@ -126,6 +126,21 @@ class World:
             for listener in self._listeners:
                 listener(client, current, False)
 
+    def replay_contacts(self, env, contacts: list[tuple[float, float, str, str]]):
+        """SimPy process body: attach and detach clients as the contacts (start_s, end_s,
+        client, edge_server) say; at equal times ends come before starts, so a hand-over
+        leaves one edge server before joining the next."""
+        events = sorted([(end, 0, k) for k, (_, end, _, _) in enumerate(contacts)]
+                        + [(start, 1, k) for k, (start, _, _, _) in enumerate(contacts)])
+        for time_s, starting, k in events:
+            if time_s > env.now:
+                yield env.timeout(time_s - env.now)
+            _, _, client, edge_server = contacts[k]
+            if starting:
+                self.attach(client, edge_server)
+            else:
+                self.detach(client, edge_server)
+
     def edge_graph(self) -> nx.Graph:
         """The edge-server graph: edge servers and their backhaul links, as a new graph.
 

@@ -200,20 +200,8 @@ class RoadWorld(World):
     # ---------------------------------------------------------------------------- run
 
     def start(self, env, streams) -> None:
-        env.process(self._replay(env))
-
-    def _replay(self, env):
-        """Attach and detach clients as the visits say; ends before starts at equal times."""
-        events = sorted([(v.end_s, 0, k) for k, v in enumerate(self.visits)]
-                        + [(v.start_s, 1, k) for k, v in enumerate(self.visits)])
-        for time_s, starting, k in events:
-            if time_s > env.now:
-                yield env.timeout(time_s - env.now)
-            visit = self.visits[k]
-            if starting:
-                self.attach(visit.client, visit.rsu)
-            else:
-                self.detach(visit.client, visit.rsu)
+        env.process(self.replay_contacts(
+            env, [(v.start_s, v.end_s, v.client, v.rsu) for v in self.visits]))
 
     def summary(self, now_s: float) -> dict:
         return iov_summary(self, now_s)
@@ -286,8 +274,7 @@ def build_iov_world(spec: IovWorld, rng: np.random.Generator) -> RoadWorld:
     raw: list[tuple[str, list[tuple[int, float, float]]]] = []
     for vehicle, path in paths.items():
         visits = [(j, max(a, 0.0), b) for j, a, b in path_visits(path, rsu_array, radius)
-                  if b > 0.0 and b > a]
-        visits = [(j, a, b) for j, a, b in visits if b > a]
+                  if b > max(a, 0.0)]  # visits before time 0 are clipped or dropped
         if visits:
             raw.append((vehicle, visits))
     if not raw:

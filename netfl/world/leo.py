@@ -268,22 +268,12 @@ class OrbitWorld(World):
         self._link_listeners.append(listener)
 
     def start(self, env, streams) -> None:
-        env.process(self._replay_windows(env))
+        sat, site = self.windows["sat"].to_numpy(), self.windows["site"].to_numpy()
+        env.process(self.replay_contacts(env, [
+            (rise, set_, self.clients[u], self.edge_servers[s]) for rise, set_, u, s in zip(
+                self.windows["rise_s"], self.windows["set_s"], site, sat, strict=True)]))
         if self.cloud is not None:
             env.process(self._replay_feeders(env))
-
-    def _replay_windows(self, env):
-        names, clients = self.edge_servers, self.clients
-        events = sorted([(r.set_s, 0, k) for k, r in enumerate(self.windows.itertuples())]
-                        + [(r.rise_s, 1, k) for k, r in enumerate(self.windows.itertuples())])
-        sat, site = self.windows["sat"].to_numpy(), self.windows["site"].to_numpy()
-        for time_s, rising, k in events:
-            if time_s > env.now:
-                yield env.timeout(time_s - env.now)
-            if rising:
-                self.attach(clients[site[k]], names[sat[k]])
-            else:
-                self.detach(clients[site[k]], names[sat[k]])
 
     def _replay_feeders(self, env):
         events = []
@@ -307,10 +297,8 @@ def leo_summary(world: OrbitWorld, now_s: float) -> dict:
     time users had a satellite, and how many satellites served."""
     begun = world.windows[world.windows["rise_s"] <= now_s]
     lengths = (begun["set_s"].clip(upper=now_s) - begun["rise_s"]).to_numpy()
-    covered = []
-    for k in range(len(world.clients)):
-        spans = merged_intervals(begun[begun["site"] == k], "site", k + 1)[k] if len(begun) else []
-        covered.append(sum(min(b, now_s) - a for a, b in spans))
+    per_user = merged_intervals(begun, "site", len(world.clients))
+    covered = [sum(min(b, now_s) - a for a, b in spans) for spans in per_user]
     return {
         "satellites": len(world.edge_servers),
         "windows_per_user": round(len(begun) / max(len(world.clients), 1), 3),
