@@ -17,8 +17,9 @@ TINY = {
     "name": "tiny",
     "seed": 1,
     "world": {"kind": "edge", "clients": 6, "edge_servers": 2},
+    # fluid: the algorithm tests check closed forms without TCP's set-up and ramp
     "links": {"access": {"rate": "10 Mbps", "delay": "5 ms"},
-              "core": {"rate": "100 Mbps", "delay": "20 ms"}},
+              "core": {"rate": "100 Mbps", "delay": "20 ms"}, "transport": {"kind": "fluid"}},
     "devices": {"clients": {"flops": "1 GFLOPS"}},
     "data": {"dataset": "digits", "partition": {"kind": "iid"}},
     "model": {"kind": "fake", "params": 25000, "flops_per_sample": 1e5},
@@ -34,7 +35,9 @@ def tiny() -> dict:
 
 
 class NetBench:
-    """A network on an edge world, with its env and trace, for physics tests."""
+    """A network on an edge world, with its env and trace, for physics tests. Its transport is
+    ``fluid`` unless ``links`` names one: the closed forms the tests check are the fluid ones
+    (TCP's set-up and ramp are tested on their own in tests/network/test_transport.py)."""
 
     def __init__(self, world_spec: dict, links: dict | None = None, seed: int = 0):
         self.env = simpy.Environment()
@@ -43,7 +46,8 @@ class NetBench:
         self.trace.subscribe(self.records.append)
         streams = RandomStreams(seed)
         self.world = build_edge_world(EdgeWorld(kind="edge", **world_spec), streams.get("world"))
-        self.network = Network(self.env, self.world, Links(**(links or {})), streams, self.trace)
+        links = {"transport": {"kind": "fluid"}, **(links or {})}
+        self.network = Network(self.env, self.world, Links(**links), streams, self.trace)
 
     def send_at(self, start_s: float, src: str, dst: str, nbytes: float, out: dict, key):
         """Start a transfer at ``start_s``; store its end time (or the exception) in out[key]."""

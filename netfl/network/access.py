@@ -91,8 +91,9 @@ class MobileAccess:
             loss = LossModel(spec.loss.probability, spec.loss.max_retransmissions)
             loss_rng = self.network.streams.derive("network-loss-access", self._count)
         delay = distance / SPEED_OF_LIGHT_MPS if self.propagation else spec.delay
-        link = Link(client, rsu, "access", delay, Channel(self.env, f"{client}->{rsu}", up),
-                    Channel(self.env, f"{rsu}->{client}", down), loss, loss_rng)
+        fabric = self.network.fabric
+        link = Link(client, rsu, "access", delay, Channel(fabric, f"{client}->{rsu}", up),
+                    Channel(fabric, f"{rsu}->{client}", down), loss, loss_rng)
         if self.radio.varies:
             rng = self.network.streams.derive("radio-shadowing", self._count)
             self._shadowing[link.name] = shadowing = self.radio.shadowing(rng)

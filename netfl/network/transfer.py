@@ -2,9 +2,9 @@
 
 ``network.send(src, dst, nbytes)`` is a SimPy process. It routes over the shortest path by
 propagation delay (fewest hops breaks ties) among links that are up (a client reaches the network
-through the edge server it is attached to now), then crosses the path
-store-and-forward: each hop takes ``nbits / share + delay`` (the share changing as flows come and
-go), and the next hop starts when the last bit has arrived. The process returns the transfer's
+through the edge server it is attached to now), then crosses the path with the scenario's
+transport (``transport.py``: TCP or fluid, pipelined over the whole path at the max-min fair
+share of ``fabric.py``; or store-and-forward). The process returns the transfer's
 :class:`~netfl.sim.trace.TransferEnd` record, or raises :class:`~netfl.errors.TransferFailed`
 after the scenario's retries are spent. Every transfer is tagged by the tiers of its ends
 ("client->edge", ...).
@@ -18,8 +18,10 @@ import networkx as nx
 import simpy
 
 from netfl.errors import TransferFailed
-from netfl.network.access import COVERAGE, MobileAccess
-from netfl.network.link import Channel, Link, LinkDown, LossModel
+from netfl.network.access import MobileAccess
+from netfl.network.fabric import Fabric
+from netfl.network.link import Channel, Link, LossModel
+from netfl.network.transport import HopFailed, make_transport
 from netfl.scenario.sections import (
     Links,
     LinkSpec,
@@ -37,16 +39,6 @@ _TIER_RANK = {CLIENT: 0, EDGE: 1, CLOUD: 2}
 _HOP_TIE_BREAK_S = 1e-9  # added to every hop's routing weight so equal delays prefer fewer hops
 
 
-class _HopFailed(Exception):
-    def __init__(self, link: Link, reason: str, wire_bits: float, progress_bits: float = 0.0):
-        self.link, self.reason, self.wire_bits = link, reason, wire_bits
-        self.progress_bits = progress_bits  # of the payload, delivered on the failing hop
-
-
-def _down_reason(link: Link) -> str:
-    return "left-coverage" if link.down_reason == COVERAGE else "link-down"
-
-
 class Network:
     """Links on the world's graph and the transfers that cross them."""
 
@@ -58,6 +50,9 @@ class Network:
         self._ids = itertools.count()
         self._route_cache: dict[tuple[str, str], list[str] | None] = {}
         self._nodes_down: set[str] = set()  # dropped-out nodes (their new links start down)
+        self._link_up_event: simpy.Event | None = None
+        self.fabric = Fabric(env)
+        self.transport = make_transport(spec.transport)
         self._build_links()
         # Routes among edge servers and the cloud; clients join through their access point.
         self._up_graph = nx.subgraph_view(
@@ -99,11 +94,12 @@ class Network:
                 for src, dst in ((u, v), (v, u)):
                     key = (edge_node, "up" if dst == edge_node else "down")
                     if key not in cells:
-                        cells[key] = Channel(self.env, f"cell {key[0]} {key[1]}",
+                        cells[key] = Channel(self.fabric, f"cell {key[0]} {key[1]}",
                                              self._rate(spec, src, dst, None))
                     channels.append(cells[key])
             else:
-                channels = [Channel(self.env, f"{src}->{dst}", self._rate(spec, src, dst, override))
+                channels = [Channel(self.fabric, f"{src}->{dst}",
+                                    self._rate(spec, src, dst, override))
                             for src, dst in ((u, v), (v, u))]
             loss, loss_rng = LossModel(), None
             if isinstance(spec.loss, RetransmitLoss):
@@ -154,11 +150,20 @@ class Network:
     def set_link_state(self, link: Link, up: bool, reason: str) -> None:
         """Hold ``link`` down for ``reason`` (up=False) or release that reason (up=True)."""
         changed = link.release(reason) if up else link.hold_down(reason)
+        if changed and up and self._link_up_event is not None:
+            self._link_up_event.succeed()
+            self._link_up_event = None
         if changed:
             if link.link_class != "access":  # access links are not in the cached routes
                 self._route_cache.clear()
             if self.trace.wants(LinkState):
                 self.trace.emit(LinkState(time_s=self.env.now, link=link.name, up=up))
+
+    def link_came_up(self) -> simpy.Event:
+        """An event that succeeds when some link next comes up (messages in custody wait on it)."""
+        if self._link_up_event is None:
+            self._link_up_event = self.env.event()
+        return self._link_up_event
 
     def set_node_state(self, node: str, up: bool) -> None:
         """Take every link of ``node`` down (a dropout) or bring them back."""
@@ -232,22 +237,11 @@ class Network:
             path = self.route(src, dst)
             try:
                 if path is None:
-                    raise _HopFailed(None, "no-route", 0.0)
-                k = 0
-                while k < len(path) - 1:
-                    u, v = path[k], path[k + 1]
-                    if v == dst and self.world.tier(dst) == CLIENT and (
-                            not self.world.is_attached(dst, u)):  # it moved on: follow it
-                        rest = self.route(u, dst)
-                        if rest is None:
-                            raise _HopFailed(None, "no-route", 0.0)
-                        path = path[:k] + rest
-                        continue
-                    sent, lost = yield from self._hop(self.link(u, v), u, v, nbits)
-                    wire_bits += sent
-                    retransmissions += lost
-                    k += 1
-            except _HopFailed as failure:
+                    raise HopFailed(None, "no-route", 0.0)
+                sent, lost, path = yield from self.transport.deliver(self, path, nbits)
+                wire_bits += sent
+                retransmissions += lost
+            except HopFailed as failure:
                 wire_bits += failure.wire_bits
                 cut_at, link = self.env.now, failure.link
                 if self._resumable(src, failure):
@@ -259,12 +253,15 @@ class Network:
                     if not back:
                         raise TransferFailed(src, dst, failure.reason, (link.u, link.v)) from None
                     nbits -= failure.progress_bits
-                    if old != dst and failure.progress_bits > 0:
+                    # a pipelined flow's received part went on with it; a stored one is sent on
+                    if (not self.transport.pipelined and old != dst
+                            and failure.progress_bits > 0):
                         forwards.append(self.env.process(
                             self._forward_part(old, dst, failure.progress_bits / 8.0)))
                     if not everything_sent:
                         continue
-                    path = [src, old]  # the old RSU got it all; the forward carries it on
+                    if not self.transport.pipelined:
+                        path = [src, old]  # the old RSU got it all; the forward carries it on
                 else:
                     will_retry = retries < retry.attempts
                     record_failure(cut_at, failure.reason, link, will_retry)
@@ -298,36 +295,9 @@ class Network:
             return failure
         return None
 
-    def _resumable(self, src: str, failure: _HopFailed) -> bool:
+    def _resumable(self, src: str, failure: HopFailed) -> bool:
         """An upload cut on its first hop by leaving coverage, where the world resumes them."""
         return (self.mobile is not None and self.mobile.resume.enabled
                 and failure.reason == "left-coverage" and failure.link is not None
                 and src in (failure.link.u, failure.link.v)
                 and self.world.tier(src) == CLIENT and failure.progress_bits > 0)
-
-    def _hop(self, link: Link, u: str, v: str, nbits: float):
-        """Cross one hop; returns (bits sent, retransmissions) or raises _HopFailed."""
-        channel, sent, lost = link.channel(u, v), 0.0, 0
-        while True:
-            if not link.up:
-                raise _HopFailed(link, _down_reason(link), sent)
-            epoch = link.down_epoch
-            if self.mobile is not None:
-                self.mobile.before_transmit(link)
-            flow = channel.transmit(nbits, owner=link)
-            try:
-                yield flow.event
-            except LinkDown:
-                raise _HopFailed(link, _down_reason(link), sent + flow.sent_bits,
-                                 flow.sent_bits) from None
-            sent += nbits
-            if link.delay_s > 0:
-                yield self.env.timeout(link.delay_s)
-            if link.down_epoch != epoch:  # cut while the last bits were in flight
-                raise _HopFailed(link, _down_reason(link), sent, nbits)
-            if link.loss.retransmit_p > 0 and link.loss_rng.random() < link.loss.retransmit_p:
-                lost += 1
-                if lost > link.loss.max_retransmissions:
-                    raise _HopFailed(link, "loss", sent)
-                continue
-            return sent, lost

@@ -17,6 +17,7 @@ from pydantic import (
     model_validator,
 )
 
+from netfl.scenario.transport import TcpTransport, Transport
 from netfl.scenario.types import (
     Duration,
     ExistingFile,
@@ -199,11 +200,13 @@ class RetrySpec(Section):
 
 
 class Links(Section):
-    """Link classes: access (client-edge), backhaul (edge-edge), core (edge-cloud)."""
+    """Link classes: access (client-edge), backhaul (edge-edge), core (edge-cloud); how
+    transfers cross them (``transport``, netfl/scenario/transport.py); retries."""
 
     access: LinkSpec = LinkSpec(rate=20e6, delay=0.005)
     backhaul: LinkSpec = LinkSpec(rate=1e9, delay=0.002)
     core: LinkSpec = LinkSpec(rate=1e9, delay=0.020)
+    transport: Transport = TcpTransport()
     retry: RetrySpec = RetrySpec()
 
     @model_validator(mode="after")

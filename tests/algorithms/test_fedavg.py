@@ -49,7 +49,7 @@ def test_hier_fedavg_bytes(tiny):
 def test_hier_fedavg_round_time_matches_the_closed_form(tiny):
     tiny["world"] = {"kind": "edge", "clients": 2, "edge_servers": 1}
     tiny["links"] = {"access": {"rate": "10 Mbps", "delay": "5 ms"},
-                     "core": {"rate": "100 Mbps", "delay": "20 ms"}}
+                     "core": {"rate": "100 Mbps", "delay": "20 ms"}, "transport": {"kind": "fluid"}}
     tiny["devices"] = {"clients": {"flops": "1 GFLOPS"}, "edge": {"flops": "1 GFLOPS"},
                        "cloud": {"flops": "10 GFLOPS"}}
     tiny["algorithm"].update(rounds=1, edge_rounds=2, local_steps=2, batch_size=16)

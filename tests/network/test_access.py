@@ -27,6 +27,7 @@ from tests.conftest import write_fcd
 MB = 1e6
 RATE = 8e6  # a fixed radio: 1 MB takes 1 s
 DELAY = 0.010
+SAF = {"transport": {"kind": "store-and-forward"}}  # message custody at each hop
 V = 20.0
 PASS = [(0, 0, 0), (200, 4000, 0)]  # 20 m/s along y = 0
 E0 = (35.0, 65.0)  # within 300 m of x = 1000
@@ -52,7 +53,8 @@ class RoadBench:
         self.trace.subscribe(self.records.append)
         self.recorder = Recorder(self.trace, self.world.tier)
         self.network = Network(self.env, self.world,
-                               Links(access={"delay": DELAY, **(access or {})}, **(links or {})),
+                               Links(access={"delay": DELAY, **(access or {})},
+                                     **{"transport": {"kind": "fluid"}, **(links or {})}),
                                RandomStreams(seed), self.trace)
         self.world.start(self.env, None)
         self.network.start()
@@ -174,7 +176,7 @@ def test_a_download_still_running_at_the_exit_is_lost(tmp_path):
 def test_an_upload_cut_on_a_later_hop_is_not_a_coverage_cut(tmp_path):
     # the vehicle leaves at 65 while its upload crosses the core (64.01 to 66.02): it arrives
     bench = RoadBench(tmp_path, {"car": PASS}, [[1000, 0]],
-                      links={"core": {"rate": "8 Mbps", "delay": "10 ms"}})
+                      links={**SAF, "core": {"rate": "8 Mbps", "delay": "10 ms"}})
     done = {}
     bench.send_at(62.0, "c0", "cloud", 2 * MB, done, "x")
     bench.env.run(until=300)
@@ -200,7 +202,7 @@ def test_an_upload_whose_last_bit_is_in_flight_at_the_exit_fails_when_it_would_a
 
 def test_a_resumed_upload_completes_at_the_next_rsu_after_a_gap(tmp_path):
     bench = RoadBench(tmp_path, {"car": PASS}, [[1000, 0], [2000, 0]],
-                      resume_uploads={"enabled": True, "within": 30})
+                      resume_uploads={"enabled": True, "within": 30}, links=SAF)
     done = {}
     bench.send_at(60.0, "c0", "cloud", 10 * MB, done, "x")
     bench.env.run(until=300)
@@ -230,7 +232,7 @@ def test_a_resumed_upload_to_an_rsu_forwards_the_part_over_the_backhaul(tmp_path
     # overlapping cells (600 m): hand-over at the bisector x = 1500, t = 75, no gap
     bench = RoadBench(tmp_path, {"car": PASS}, [[1000, 0], [2000, 0], [3000, 0]], coverage=600,
                       resume_uploads={"enabled": True}, cloud=False,
-                      links={"backhaul": {"rate": "80 Mbps"}})
+                      links={**SAF, "backhaul": {"rate": "80 Mbps"}})
     done = {}
     bench.send_at(72.0, "c0", "e2", 10 * MB, done, "x")
     bench.env.run(until=300)
@@ -252,7 +254,7 @@ def test_a_resumed_upload_to_an_rsu_forwards_the_part_over_the_backhaul(tmp_path
 
 def test_a_resumed_upload_to_the_old_rsu_sends_no_part(tmp_path):
     bench = RoadBench(tmp_path, {"car": PASS}, [[1000, 0], [2000, 0]],
-                      resume_uploads={"enabled": True}, cloud=False)
+                      resume_uploads={"enabled": True}, cloud=False, links=SAF)
     done = {}
     bench.send_at(60.0, "c0", "e0", 10 * MB, done, "x")
     bench.env.run(until=300)
@@ -519,7 +521,7 @@ def test_a_download_follows_a_vehicle_that_hands_over_while_it_crosses_the_core(
     # core hop failed the last hop with left-coverage although the vehicle was in coverage.
     # RSUs at x = 1000 and 1400 overlap; the bisector x = 1200 is crossed at t = 60 s.
     bench = RoadBench(tmp_path, {"car": PASS}, [[1000, 0], [1400, 0]],
-                      links={"core": {"rate": "8 Mbps", "delay": "10 ms"}})
+                      links={**SAF, "core": {"rate": "8 Mbps", "delay": "10 ms"}})
     done = {}
     bench.send_at(59.5, "cloud", "c0", MB, done, "x")  # 1 s on the core: reaches an RSU at 60.51
     bench.env.run(until=300)

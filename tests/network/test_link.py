@@ -3,6 +3,7 @@
 import pytest
 import simpy
 
+from netfl.network.fabric import Fabric
 from netfl.network.link import Channel, LinkDown
 
 C = 1e6  # bit/s
@@ -11,7 +12,7 @@ C = 1e6  # bit/s
 def _run(flows, capacity=C, events=()):
     """flows: (name, start_s, bits). events: (time_s, callable(channel)). Returns end times."""
     env = simpy.Environment()
-    channel = Channel(env, "x", capacity)
+    channel = Channel(Fabric(env), "x", capacity)
     done = {}
 
     def flow(name, start, bits):
@@ -68,7 +69,7 @@ def test_capacity_change_applies_from_then_on():
 
 def test_fail_stops_only_the_owners_flows_and_reports_progress():
     env = simpy.Environment()
-    channel = Channel(env, "cell", C)
+    channel = Channel(Fabric(env), "cell", C)
     mine, other = object(), object()
     a = channel.transmit(1e6, owner=mine)
     b = channel.transmit(1e6, owner=other)
@@ -101,7 +102,7 @@ def test_a_residual_below_the_clock_resolution_still_completes():
 
     start = 2.0**23  # ~97 days: the spacing of floats near it is 1.9 ns
     env = simpy.Environment(initial_time=start)
-    channel = Channel(env, "x", 1e9)
+    channel = Channel(Fabric(env), "x", 1e9)
     other = object()
     done = {}
 

@@ -54,8 +54,19 @@ def test_late_joiner_on_a_shared_cell(netbench):
     assert done["b"] == pytest.approx(2 + 0.010)
 
 
-def test_multi_hop_is_store_and_forward(netbench):
+def test_multi_hop_is_pipelined_at_the_bottleneck(netbench):
     bench = one_client(netbench)
+    done = {}
+    bench.send_at(0, "c0", "cloud", MB, done, "up")
+    bench.env.run()
+    assert done["up"] == pytest.approx(1.0 + 0.010 + 0.030)  # one serialization, both delays
+    end = next(r for r in bench.records if isinstance(r, TransferEnd))
+    assert end.path == ("c0", "e0", "cloud") and end.tag == "client->cloud"
+    assert end.wire_bytes == pytest.approx(2 * MB)  # each hop carries it
+
+
+def test_multi_hop_store_and_forward_pays_each_hop(netbench):
+    bench = one_client(netbench, transport={"kind": "store-and-forward"})
     done = {}
     bench.send_at(0, "c0", "cloud", MB, done, "up")
     bench.env.run()

@@ -416,7 +416,9 @@ class LeoBench:
         self.trace = TraceBus()
         self.records = []
         self.trace.subscribe(self.records.append)
-        self.network = Network(self.env, self.world, Links(), RandomStreams(0), self.trace)
+        # fluid: the closed forms below are serialization plus the slant range over c
+        self.network = Network(self.env, self.world, Links(transport={"kind": "fluid"}),
+                               RandomStreams(0), self.trace)
         self.world.start(self.env, None)
         self.network.start()
 

@@ -1,0 +1,245 @@
+"""How a transfer crosses its path: TCP, fluid or store-and-forward (docs/models/network.md).
+
+Each transport's ``deliver(network, path, nbits)`` is a generator that returns
+``(wire_bits, retransmissions, path)`` (the path it took) once the last bit has arrived at the
+path's end, or raises :class:`HopFailed`. ``wire_bits`` counts every bit sent on every hop
+(headers and re-sends included); ``HopFailed.progress_bits`` is the part of the payload that got
+through before a cut.
+
+* :class:`Pipelined` (``tcp`` and ``fluid``): one flow holds every link of the path at once at
+  its max-min fair share (``fabric.py``); the last bit arrives a one-way latency after it was
+  sent. ``tcp`` adds the connection set-up (one round trip), slow start (a window of
+  ``initial_window`` segments, doubled every round trip while the window is smaller than the
+  flow's share of the path times the round trip: each round's window is sent at the flow's
+  share, then the flow waits for the round trip to end) and header overhead per segment.
+* :class:`StoreAndForward`: each hop receives the whole message before it is sent on; a node
+  holds the message while its next hop is down, for at most ``custody_timeout``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from netfl.network.access import COVERAGE
+from netfl.network.fabric import LinkDown
+from netfl.network.link import Link
+from netfl.world.base import CLIENT
+
+MATHIS_CONSTANT = math.sqrt(1.5)  # Mathis et al. 1997: rate = MSS / RTT * sqrt(3 / (2 p))
+
+
+class HopFailed(Exception):
+    """A transfer attempt failed on ``link`` (None: no route) for ``reason``."""
+
+    def __init__(self, link: Link | None, reason: str, wire_bits: float,
+                 progress_bits: float = 0.0):
+        self.link, self.reason, self.wire_bits = link, reason, wire_bits
+        self.progress_bits = progress_bits  # of the payload, delivered before the cut
+
+
+def down_reason(link: Link) -> str:
+    return "left-coverage" if link.down_reason == COVERAGE else "link-down"
+
+
+def _path_links(network, path: list[str]) -> tuple[list[Link], list]:
+    links = [network.link(u, v) for u, v in zip(path, path[1:], strict=False)]
+    channels = [link.channel(u, v) for link, u, v in zip(links, path, path[1:], strict=False)]
+    return links, channels
+
+
+def _message_lost(link: Link) -> bool:
+    return link.loss.retransmit_p > 0 and link.loss_rng.random() < link.loss.retransmit_p
+
+
+class Pipelined:
+    """``tcp`` or ``fluid``: one flow over the whole path (see the module docstring)."""
+
+    pipelined = True
+
+    def __init__(self, spec):
+        self.tcp = spec.kind == "tcp"
+        self.spec = spec
+        if self.tcp:
+            self.segment_bits = (spec.mss + spec.header_bytes) * 8.0
+            self.overhead = (spec.mss + spec.header_bytes) / spec.mss
+        else:
+            self.segment_bits, self.overhead = 0.0, 1.0
+
+    def deliver(self, network, path: list[str], nbits: float):
+        links, channels = _path_links(network, path)
+        for link in links:
+            if not link.up:
+                raise HopFailed(link, down_reason(link), 0.0)
+        if network.mobile is not None:
+            for link in links:
+                network.mobile.before_transmit(link)
+        env, hops = network.env, len(links)
+        one_way = sum(link.delay_s for link in links)
+        per_packet = [self.segment_bits / c.capacity_bps for c in channels if c.capacity_bps > 0]
+        # each hop but the bottleneck adds one segment's store-and-forward to the latency
+        latency = one_way + (sum(per_packet) - max(per_packet) if per_packet else 0.0)
+        rtt = 2.0 * one_way + sum(per_packet)
+        wire, lost, lost_on = 0.0, 0, {}
+        while True:  # once, plus once per message lost (re-sent end to end)
+            epochs = [link.down_epoch for link in links]
+            if self.tcp and self.spec.handshake and one_way > 0:
+                yield env.timeout(2.0 * one_way)
+                self._check(links, epochs, wire, 0.0)
+            try:
+                yield from self._send(network, links, channels, nbits * self.overhead, rtt)
+            except _Cut as cut:
+                raise HopFailed(cut.link, down_reason(cut.link), wire + cut.sent * hops,
+                                cut.sent / self.overhead) from None
+            wire += nbits * self.overhead * hops
+            if latency > 0:
+                yield env.timeout(latency)
+            self._check(links, epochs, wire, nbits)
+            if self.tcp and self.spec.loss_limited:
+                return wire, lost, path
+            for link in links:
+                if _message_lost(link):
+                    lost += 1
+                    lost_on[link.name] = lost_on.get(link.name, 0) + 1
+                    if lost_on[link.name] > link.loss.max_retransmissions:
+                        raise HopFailed(link, "loss", wire)
+                    break
+            else:
+                return wire, lost, path
+
+    @staticmethod
+    def _check(links: list[Link], epochs: list[int], wire: float, progress: float) -> None:
+        """Fail if a link of the path went down since ``epochs`` (while bits were in flight)."""
+        for link, epoch in zip(links, epochs, strict=True):
+            if link.down_epoch != epoch:
+                raise HopFailed(link, down_reason(link), wire, progress)
+
+    def _cap(self, links: list[Link], rtt: float) -> float:
+        """The flow's own bound: its receive window, or (``loss_limited``) Mathis' rate."""
+        cap = math.inf
+        if not self.tcp or rtt <= 0:
+            return cap
+        if self.spec.receive_window is not None:
+            cap = self.spec.receive_window * self.overhead * 8.0 / rtt
+        if self.spec.loss_limited:
+            survive = math.prod(1.0 - link.loss.retransmit_p for link in links)
+            if survive < 1.0:
+                cap = min(cap, self.segment_bits / rtt * MATHIS_CONSTANT
+                          / math.sqrt(1.0 - survive))
+        return cap
+
+    def _send(self, network, links, channels, wire_bits: float, rtt: float):
+        """Send ``wire_bits`` over the path: slow-start rounds (tcp), then one flow at the fair
+        share. Raises _Cut with the bits sent when a link goes down."""
+        env, fabric = network.env, network.fabric
+        cap, sent = self._cap(links, rtt), 0.0
+        window = self.spec.initial_window * self.segment_bits if self.tcp else math.inf
+        largest = math.inf  # the receive window, in wire bits
+        if self.tcp and self.spec.receive_window is not None:
+            largest = self.spec.receive_window * self.overhead * 8.0
+        window = min(window, largest)
+        while sent < wire_bits:
+            ramping = self.tcp and rtt > 0 and window < wire_bits - sent
+            chunk = min(window, wire_bits - sent) if ramping else wire_bits - sent
+            round_start = env.now
+            flow = fabric.transmit(channels, links, chunk, cap)
+            try:
+                yield flow.event
+            except LinkDown as down:
+                raise _Cut(down.link, sent + flow.sent_bits) from None
+            sent += chunk
+            if not ramping:
+                return
+            if env.now - round_start >= rtt:  # the window filled the flow's share: ramp over
+                window = math.inf
+                continue
+            yield env.timeout(round_start + rtt - env.now)
+            window = min(2.0 * window, largest)
+
+
+class _Cut(Exception):
+    def __init__(self, link: Link, sent: float):
+        self.link, self.sent = link, sent
+
+
+class StoreAndForward:
+    """Message custody at every hop (see the module docstring)."""
+
+    pipelined = False
+
+    def __init__(self, spec):
+        self.custody_timeout_s = spec.custody_timeout
+
+    def deliver(self, network, path: list[str], nbits: float):
+        world, dst = network.world, path[-1]
+        wire, lost, k = 0.0, 0, 0
+        while k < len(path) - 1:
+            u, v = path[k], path[k + 1]
+            link = network.link(u, v)
+            if k > 0 and not link.up:  # in custody at u: wait for a way on
+                path = path[:k] + (yield from self._custody(network, u, dst, link, wire))
+                continue
+            if v == dst and world.tier(dst) == CLIENT and not world.is_attached(dst, u):
+                rest = network.route(u, dst)  # the receiver moved on: follow it
+                if rest is None:
+                    if k == 0:
+                        raise HopFailed(None, "no-route", wire)
+                    rest = yield from self._custody(network, u, dst, None, wire)
+                path = path[:k] + rest
+                continue
+            try:
+                sent, resent = yield from self._hop(network, link, u, v, nbits)
+            except HopFailed as failure:
+                if k == 0 or failure.reason == "loss":
+                    failure.wire_bits += wire
+                    raise
+                wire += failure.wire_bits  # the message is still at u: try again from there
+                continue
+            wire += sent
+            lost += resent
+            k += 1
+        return wire, lost, path
+
+    def _custody(self, network, node: str, dst: str, link: Link | None, wire: float):
+        """Hold the message at ``node`` until a route to ``dst`` is up; returns it."""
+        env, deadline = network.env, network.env.now + self.custody_timeout_s
+        while True:
+            route = network.route(node, dst)
+            if route is not None and network.link(route[0], route[1]).up:
+                return route
+            if env.now >= deadline:
+                reason = down_reason(link) if link is not None else "no-route"
+                raise HopFailed(link, reason, wire)
+            yield env.any_of([network.link_came_up(), env.timeout(deadline - env.now)])
+
+    @staticmethod
+    def _hop(network, link: Link, u: str, v: str, nbits: float):
+        """Cross one hop; returns (bits sent, retransmissions) or raises HopFailed."""
+        env, channel, sent, lost = network.env, link.channel(u, v), 0.0, 0
+        while True:
+            if not link.up:
+                raise HopFailed(link, down_reason(link), sent)
+            epoch = link.down_epoch
+            if network.mobile is not None:
+                network.mobile.before_transmit(link)
+            flow = channel.transmit(nbits, owner=link)
+            try:
+                yield flow.event
+            except LinkDown:
+                raise HopFailed(link, down_reason(link), sent + flow.sent_bits,
+                                flow.sent_bits) from None
+            sent += nbits
+            if link.delay_s > 0:
+                yield env.timeout(link.delay_s)
+            if link.down_epoch != epoch:  # cut while the last bits were in flight
+                raise HopFailed(link, down_reason(link), sent, nbits)
+            if _message_lost(link):
+                lost += 1
+                if lost > link.loss.max_retransmissions:
+                    raise HopFailed(link, "loss", sent)
+                continue
+            return sent, lost
+
+
+def make_transport(spec):
+    """The transport object of a ``links.transport`` section."""
+    return StoreAndForward(spec) if spec.kind == "store-and-forward" else Pipelined(spec)
