@@ -18,8 +18,10 @@ from netfl.scenario.types import PositiveDuration, Section, Size
 class TcpTransport(Section):
     """TCP over the whole path: ``handshake`` costs one round trip before the first byte (false:
     a persistent connection, such as a gRPC channel, already open); slow start from
-    ``initial_window`` segments of ``mss`` bytes doubles the window every round trip until the
-    flow is limited by its fair share (or by ``receive_window``); every segment carries
+    ``initial_window`` segments of ``mss`` bytes grows the window by the segments acknowledged
+    in each round trip (the receiver acknowledges every ``delayed_ack``-th segment: 10, 18, 36,
+    72, ... segments per round with the default 2) until the flow is limited by its fair share
+    (or by ``receive_window``); every segment carries
     ``header_bytes`` on the wire (TCP with timestamps 32 + IPv4 20 + point-to-point framing 2).
     With ``loss_limited``, each link's loss probability is a packet loss rate and caps the rate
     at Mathis et al.'s MSS / RTT * sqrt(3 / (2 p)) instead of re-sending whole messages."""
@@ -27,6 +29,7 @@ class TcpTransport(Section):
     kind: Literal["tcp"] = "tcp"
     handshake: bool = True
     initial_window: PositiveInt = 10
+    delayed_ack: PositiveInt = 2
     mss: Annotated[Size, Field(ge=64)] = 1448
     header_bytes: NonNegativeInt = 54
     receive_window: Size | None = None

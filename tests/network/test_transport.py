@@ -32,7 +32,7 @@ def finish(bench, src="c0", dst="e0", nbytes=MB, start=0.0):
 
 def test_tcp_pays_the_handshake_one_ramp_round_and_headers(netbench):
     # 8 Mbps, 10 ms: the round trip is 20 ms + one segment (1.502 ms); 10 segments take 15 ms,
-    # less than a round trip, so the flow waits once; 20 segments take longer: ramp over.
+    # less than a round trip, so the flow waits once; 18 segments take longer: ramp over.
     rtt = 0.020 + SEGMENT_BITS / 8e6
     first = 10 * SEGMENT_BITS
     expected = 0.020 + rtt + (wire_bits(MB) - first) / 8e6 + 0.010
@@ -48,7 +48,7 @@ def test_a_persistent_connection_skips_the_handshake(netbench):
 def test_slow_start_doubles_the_window_every_round_trip(netbench):
     # 1 MB over 1 Gbps, 50 ms: 691 segments; windows 10, 20, ..., 320 (630 segments) take one
     # round trip each, the last 61 segments a seventh round; never window-limited by the share.
-    bench = one_hop(netbench, rate="1 Gbps", delay="50 ms")
+    bench = one_hop(netbench, rate="1 Gbps", delay="50 ms", delayed_ack=1)
     rtt = 0.100 + SEGMENT_BITS / 1e9
     last = wire_bits(MB) - 630 * SEGMENT_BITS
     expected = 0.100 + 6 * rtt + last / 1e9 + 0.050
@@ -150,3 +150,22 @@ def test_a_tcp_handshake_cut_by_an_outage_fails_the_attempt(netbench):
     bench.network.start()
     outcome = finish(bench)
     assert isinstance(outcome, TransferFailed) and outcome.reason == "link-down"
+
+
+def test_slow_start_windows_follow_the_acknowledgements():
+    from itertools import islice
+
+    from netfl.network.transport import slow_start_windows
+
+    # every segment acknowledged: the window doubles
+    assert list(islice(slow_start_windows(10, 1), 5)) == [10, 20, 40, 80, 160]
+    # every second one (the first at once, an odd one left for the next round): ns-3's trace
+    assert list(islice(slow_start_windows(10, 2), 6)) == [10, 18, 36, 72, 144, 288]
+    assert list(islice(slow_start_windows(9, 2), 4)) == [9, 18, 36, 72]
+
+
+def test_with_delayed_acks_the_same_megabyte_needs_the_same_seven_rounds(netbench):
+    bench = one_hop(netbench, rate="1 Gbps", delay="50 ms")  # delayed_ack 2: 10, 18, ..., 288
+    rtt = 0.100 + SEGMENT_BITS / 1e9
+    last = wire_bits(MB) - 568 * SEGMENT_BITS
+    assert finish(bench) == pytest.approx(0.100 + 6 * rtt + last / 1e9 + 0.050, rel=1e-9)
