@@ -6,6 +6,8 @@ same transfers in both, a row per case and one summary line.
     python benchmarks/validate_ns3.py --reference   # always the committed reference
     python benchmarks/validate_ns3.py --regenerate  # run ns-3, rewrite ns3_reference.json
     python benchmarks/validate_ns3.py --cases chain4-low,isl-1MB   # a subset (names or prefixes)
+    python benchmarks/validate_ns3.py --transport fluid             # another netfl transport
+    python benchmarks/validate_ns3.py --plot docs/models/img/network-vs-ns3.png  # the figure
 
 ns-3 needs the optional extra: ``pip install -e '.[ns3]'`` (ns3==3.44.post0, cppyy bindings).
 The cases are in ``ns3_cases.py`` and the ns-3 side in ``ns3_side.py`` beside this file.
@@ -60,8 +62,9 @@ from ns3_side import MSS, TCP_BUFFER, ns3_available, ns3_case  # noqa: E402
 # --------------------------------------------------------------------------------- netfl
 
 
-def run_netfl(case: Case) -> dict:
-    """The case on netfl's network; returns {"starts": [...], "ends": [...]} in seconds."""
+def run_netfl(case: Case, transport: str = "tcp") -> dict:
+    """The case on netfl's network with ``transport`` (tcp, fluid, store-and-forward); returns
+    {"starts": [...], "ends": [...]} in seconds."""
     import networkx as nx
     import simpy
 
@@ -88,7 +91,7 @@ def run_netfl(case: Case) -> dict:
     servers = [n for n, t in tiers.items() if t == EDGE]
     cloud = next((n for n, t in tiers.items() if t == CLOUD), None)
     world = World(graph, clients, servers, cloud, client_edge)
-    links = {}
+    links = {"transport": {"kind": transport}}
     if case.medium == "wifi-80211p":  # one radio cell: the access links share its capacity
         links["access"] = {"rate": case.cell_rate_bps, "delay": 0.0, "shared": True}
     env, trace = simpy.Environment(), TraceBus()
@@ -160,6 +163,14 @@ def compare(case: Case, ns3: dict, netfl: dict) -> dict:
             "flows": len(case.flows), "what": case.what, "ns3_s": last_ns3, "netfl_s": last_netfl,
             "error": (last_netfl - last_ns3) / last_ns3,
             "mean_flow_error": statistics.fmean(flow_errors), "note": case.note}
+
+
+GOAL_MEDIAN, GOAL_WORST = 0.03, 0.10  # issue 24: median |error| <= 3%, worst <= 10%
+
+
+def outside_goal(rows: list[dict]) -> list[dict]:
+    """The comparable cases whose |error| is above the worst-case goal."""
+    return [r for r in rows if r["comparable"] and abs(r["error"]) > GOAL_WORST]
 
 
 def summary_line(rows: list[dict]) -> str:
@@ -241,6 +252,11 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                         help="ns-3 subprocesses at a time (niced)")
     parser.add_argument("--markdown", action="store_true", help="print the table as markdown")
+    parser.add_argument("--transport", default="tcp",
+                        choices=["tcp", "fluid", "store-and-forward"],
+                        help="netfl's transport (links.transport.kind)")
+    parser.add_argument("--plot", type=Path,
+                        help="draw netfl (every transport) against ns-3 per case into this PNG")
     parser.add_argument("--ns3-case", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.ns3_case:
@@ -269,12 +285,33 @@ def main(argv: list[str] | None = None) -> list[dict]:
             print(f"{case.name}: the reference was made for another version of this case; "
                   f"run {REGENERATE} --cases {case.name}")
             continue
-        rows.append(compare(case, ns3, run_netfl(case)))
+        rows.append(compare(case, ns3, run_netfl(case, args.transport)))
+    if args.plot:
+        from ns3_plot import plot_validation  # noqa: PLC0415 (matplotlib only here)
+
+        by_transport = {args.transport: rows}
+        for other in ("tcp", "fluid", "store-and-forward"):
+            if other not in by_transport:
+                by_transport[other] = [compare(c, reference["cases"][r["name"]],
+                                               run_netfl(c, other))
+                                       for c, r in zip(_cases_of(selected, rows), rows,
+                                                       strict=True)]
+        plot_validation(by_transport, args.plot)
+        print(f"figure: {args.plot}")
     for line in format_rows(rows, args.markdown):
         print(line)
     if any(r["comparable"] for r in rows):
+        outside = outside_goal(rows)
+        print(f"goal (median <= {GOAL_MEDIAN:.0%}, worst <= {GOAL_WORST:.0%}): outside it: "
+              + (", ".join(f"{r['name']} ({100 * r['error']:+.1f}%)" for r in outside)
+                 or "none"))
         print(summary_line(rows))
     return rows
+
+
+def _cases_of(selected: list[Case], rows: list[dict]) -> list[Case]:
+    by_name = {c.name: c for c in selected}
+    return [by_name[r["name"]] for r in rows]
 
 
 if __name__ == "__main__":

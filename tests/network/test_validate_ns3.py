@@ -1,11 +1,14 @@
 """The ns-3 cross-validation harness (benchmarks/validate_ns3.py), netfl side only: it runs
-against the committed ns-3 reference, so ns-3 need not be installed. The 10% goal of issue 24 is
-not asserted here (today's store-and-forward model is known to miss it)."""
+against the committed ns-3 reference, so ns-3 need not be installed. CI checks netfl's default
+(tcp) transport against it: the median goal of issue 24, and the 10% goal on every case but the
+three whose ns-3 time is set by drop-tail losses and retransmission time-outs (not modelled:
+docs/models/network.md), which stay within 20%."""
 
 from __future__ import annotations
 
 import importlib.util
 import math
+import statistics
 import sys
 from pathlib import Path
 
@@ -70,3 +73,27 @@ def test_the_harness_prints_rows_and_the_summary_line(harness, capsys):
         assert -1 < row["error"] < 20 and row["mean_flow_error"] >= 0
     assert out[-1].startswith("netfl_vs_ns3: median ") and out[-1].endswith("%")
     print("\n".join(out))  # the numbers, for whoever runs pytest -s
+
+
+# ns-3 loses packets at the drop-tail bottleneck when 30-200 flows leave slow start together;
+# some flows then wait out a retransmission time-out (ns-3's minimum: 1 s). netfl has no buffers.
+LOSS_DOMINATED = {"share-30", "share-100", "fl-round-100"}
+
+
+def test_tcp_meets_the_goal_against_the_committed_reference(harness, capsys):
+    rows = harness.main(["--reference"])
+    comparable = [r for r in rows if r["comparable"]]
+    assert len(comparable) >= 30
+    assert statistics.median(abs(r["error"]) for r in comparable) <= harness.GOAL_MEDIAN
+    outside = {r["name"] for r in harness.outside_goal(rows)}
+    assert outside <= LOSS_DOMINATED, outside - LOSS_DOMINATED  # any other miss is a regression
+    assert all(abs(r["error"]) <= 0.20 for r in comparable)
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out[-1].startswith("netfl_vs_ns3: median ")
+    assert out[-2].startswith("goal (median <= 3%, worst <= 10%): outside it: ")
+
+
+def test_the_old_store_and_forward_model_fails_the_goal(harness):
+    # the check above can fail: the model before issue 24 is still there to prove it
+    rows = harness.main(["--reference", "--transport", "store-and-forward"])
+    assert len(harness.outside_goal(rows)) > 10
