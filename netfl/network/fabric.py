@@ -11,6 +11,12 @@ changes) marks its channels dirty; the rates are recomputed once per instant of 
 through shared channels, the only ones whose max-min rates can change. Flows whose rate did not
 change keep their scheduled completion. A flow's progress is kept lazily: bits left at its
 last update and its rate since.
+
+Two changes need no solving at all, because the max-min allocation provably stays the same for
+every other flow: a flow that starts where it fits in the spare capacity of its path (it gets
+min(cap, spare) and every channel it fills carries no faster flow), and a flow that ends
+leaving only channels that were not full (no flow there was held by them). In a hierarchical FL
+system, where each client's own access link is its bottleneck, most starts and ends are these.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ import math
 import simpy
 
 from netfl.network.maxmin import max_min_rates
+
+_TOLERANCE = 1e-9  # relative: a channel this close to its capacity is full
 
 
 class LinkDown(Exception):
@@ -63,12 +71,13 @@ class Flow:
 class Channel:
     """One direction of capacity (bit/s), shared by the flows crossing it."""
 
-    __slots__ = ("fabric", "name", "capacity_bps", "flows")
+    __slots__ = ("fabric", "name", "capacity_bps", "flows", "load")
 
     def __init__(self, fabric: Fabric, name: str, capacity_bps: float):
         self.fabric, self.name = fabric, name
         self.capacity_bps = float(capacity_bps)
         self.flows: dict[Flow, None] = {}  # insertion-ordered: deterministic sums
+        self.load = 0.0  # the sum of its flows' rates (bit/s)
 
     @property
     def active_flows(self) -> int:
@@ -102,6 +111,7 @@ class Fabric:
         self._generation = 0
         self.recomputations = 0  # passes of the solver (for benchmarks)
         self.flows_rated = 0  # flows given a rate, over all passes
+        self.flows_fitted = 0  # flows started without solving
 
     # ------------------------------------------------------------------------- changes
 
@@ -113,11 +123,36 @@ class Fabric:
             flow.alive = False
             flow.event.succeed()
             return flow
+        if not self._pending and self._fits(flow):
+            return flow
         for channel in flow.channels:
             channel.flows[flow] = None
         self._dirty_flows[flow] = None
         self._schedule_pass()
         return flow
+
+    def _fits(self, flow: Flow) -> bool:
+        """Start ``flow`` without solving where it fits in its path's spare capacity (see the
+        module docstring); False (nothing done) where the others' rates could change."""
+        rate = flow.cap
+        for channel in flow.channels:
+            rate = min(rate, channel.capacity_bps - channel.load)
+        if not 0 < rate < math.inf:
+            return False
+        for channel in flow.channels:
+            spare = channel.capacity_bps - channel.load
+            if rate >= spare - _TOLERANCE * channel.capacity_bps and any(
+                    other.rate > rate * (1 + _TOLERANCE) for other in channel.flows):
+                return False  # it fills a channel where a faster flow would have to slow down
+        for channel in flow.channels:
+            channel.flows[flow] = None
+            channel.load += rate
+        flow.rate, flow.version = rate, 1
+        self.flows_fitted += 1
+        heapq.heappush(self._heap, (flow.last + flow.remaining / rate, next(self._sequence),
+                                    flow.version, flow))
+        self._arm()
+        return True
 
     def set_cap(self, flow: Flow, cap: float) -> None:
         """Change a flow's own rate bound (a TCP window grew) from now on."""
@@ -146,11 +181,17 @@ class Fabric:
     def _remove(self, flow: Flow) -> None:
         flow._advance(self.env.now)
         flow.alive = False
+        changed = False
         for channel in flow.channels:
             del channel.flows[flow]
-            if channel.flows:
+            full = channel.load >= channel.capacity_bps * (1 - _TOLERANCE)
+            channel.load = max(channel.load - flow.rate, 0.0)
+            # the others' rates can only change where this channel held some of them back
+            if channel.flows and (full or self._pending):
                 self._dirty_channels[channel] = None
-        self._schedule_pass()
+                changed = True
+        if changed:
+            self._schedule_pass()
 
     # ------------------------------------------------------------------------- solving
 
@@ -159,10 +200,14 @@ class Fabric:
             self._pending = True
             self.env.timeout(0).callbacks.append(self._pass)
 
-    def _component(self) -> list[Flow]:
-        """The alive flows reachable from the dirty channels and flows through shared channels."""
+    def _component(self, forced: set[Channel]) -> tuple[list[Flow], list[Channel], set[Channel]]:
+        """The alive flows whose rates the dirty channels and flows can change: reachable from
+        them through channels that couple flows (dirty, full, or in ``forced``); the channels
+        those flows cross; and the coupling ones among them. A channel below its capacity
+        holds none of its flows back, so it does not couple them."""
         flows: dict[Flow, None] = {}
-        seen: set[Channel] = set()
+        seen: dict[Channel, None] = {}
+        coupling: set[Channel] = set()
         stack = list(self._dirty_channels)
         for flow in self._dirty_flows:
             if flow.alive:
@@ -172,24 +217,51 @@ class Fabric:
             channel = stack.pop()
             if channel in seen:
                 continue
-            seen.add(channel)
-            for flow in channel.flows:
-                if flow not in flows:
-                    flows[flow] = None
-                    stack.extend(c for c in flow.channels if c not in seen)
-        self._dirty_channels.clear()
-        self._dirty_flows.clear()
-        return list(flows)
+            seen[channel] = None
+            if (channel in self._dirty_channels or channel in forced
+                    or channel.load >= channel.capacity_bps * (1 - _TOLERANCE)):
+                coupling.add(channel)
+                for flow in channel.flows:
+                    if flow not in flows:
+                        flows[flow] = None
+                        stack.extend(c for c in flow.channels if c not in seen)
+        for flow in flows:
+            for channel in flow.channels:
+                seen.setdefault(channel)
+        return list(flows), list(seen), coupling
 
     def _pass(self, _event=None) -> None:
+        """Re-solve the flows the pending changes can affect (see ``_component``). A channel
+        left out as not full whose load the new rates push to its capacity is added, and the
+        pass solved again."""
         self._pending = False
         now = self.env.now
-        flows = self._component()
-        if flows:
+        forced: set[Channel] = set()
+        while True:
+            flows, channels, coupling = self._component(forced)
+            if not flows:
+                break
+            members = set(flows)
+            old_load_inside = {c: 0.0 for c in channels}
+            for flow in flows:
+                for c in flow.channels:
+                    old_load_inside[c] += flow.rate
+            outside = {c: 0.0 if c in coupling else max(c.load - old_load_inside[c], 0.0)
+                       for c in channels}
+            capacity = {c: max(c.capacity_bps - outside[c], 0.0) for c in channels}
+            rates = max_min_rates([f.channels for f in flows], capacity, [f.cap for f in flows])
+            new_load = dict(outside)
+            for flow, rate in zip(flows, rates, strict=True):
+                for c in flow.channels:
+                    new_load[c] += rate
+            newly_full = [c for c in channels if c not in coupling
+                          and new_load[c] >= c.capacity_bps * (1 - _TOLERANCE)
+                          and any(f not in members for f in c.flows)]
+            if newly_full:
+                forced.update(newly_full)
+                continue
             self.recomputations += 1
             self.flows_rated += len(flows)
-            capacity = {c: c.capacity_bps for f in flows for c in f.channels}
-            rates = max_min_rates([f.channels for f in flows], capacity, [f.cap for f in flows])
             for flow, rate in zip(flows, rates, strict=True):
                 flow._advance(now)
                 if rate != flow.rate or flow.version == 0:
@@ -199,6 +271,12 @@ class Fabric:
                         finish = now + flow.remaining / rate
                         heapq.heappush(self._heap, (finish, next(self._sequence), flow.version,
                                                     flow))
+            for c in channels:
+                # exact sums where every flow was solved: no drift from incremental updates
+                c.load = math.fsum(f.rate for f in c.flows) if c in coupling else new_load[c]
+            break
+        self._dirty_channels.clear()
+        self._dirty_flows.clear()
         self._arm()
 
     def _arm(self) -> None:
