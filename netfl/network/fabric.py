@@ -62,6 +62,12 @@ class Flow:
         """Bits sent so far (as of the flow's last update, or its end)."""
         return self.nbits - self.remaining
 
+    def sent_by(self, now: float) -> float:
+        """Bits sent by ``now`` (at its current rate since its last update)."""
+        if not self.alive:
+            return self.sent_bits
+        return self.nbits - max(self.remaining - self.rate * (now - self.last), 0.0)
+
     def _advance(self, now: float) -> None:
         if self.rate > 0 and now > self.last:
             self.remaining = max(self.remaining - self.rate * (now - self.last), 0.0)
@@ -113,6 +119,11 @@ class Fabric:
         self.flows_rated = 0  # flows given a rate, over all passes
         self.flows_fitted = 0  # flows started without solving
 
+    @property
+    def settled(self) -> bool:
+        """True when no change awaits its solver pass (every rate is the max-min one)."""
+        return not self._pending
+
     # ------------------------------------------------------------------------- changes
 
     def transmit(self, channels, links, nbits: float, cap: float = math.inf) -> Flow:
@@ -156,11 +167,39 @@ class Fabric:
 
     def set_cap(self, flow: Flow, cap: float) -> None:
         """Change a flow's own rate bound (a TCP window grew) from now on."""
-        if flow.alive and cap != flow.cap:
-            flow._advance(self.env.now)
-            flow.cap = float(cap)
-            self._dirty_flows[flow] = None
-            self._schedule_pass()
+        if not flow.alive or cap == flow.cap:
+            return
+        flow._advance(self.env.now)
+        held_by_cap = flow.version > 0 and flow.rate >= flow.cap * (1 - _TOLERANCE)
+        raised = cap > flow.cap
+        flow.cap = float(cap)
+        if not (self._pending or not raised or not held_by_cap) and self._rise(flow):
+            return
+        self._dirty_flows[flow] = None
+        self._schedule_pass()
+
+    def _rise(self, flow: Flow) -> bool:
+        """Raise a flow held by its own cap into its path's spare capacity without solving,
+        where that changes no other flow's rate (as ``_fits``); False (nothing done) if not."""
+        rate = flow.cap
+        for channel in flow.channels:
+            rate = min(rate, channel.capacity_bps - channel.load + flow.rate)
+        if not flow.rate < rate < math.inf:
+            return False
+        for channel in flow.channels:
+            spare = channel.capacity_bps - channel.load + flow.rate
+            if rate >= spare - _TOLERANCE * channel.capacity_bps and any(
+                    other.rate > rate * (1 + _TOLERANCE)
+                    for other in channel.flows if other is not flow):
+                return False
+        for channel in flow.channels:
+            channel.load += rate - flow.rate
+        flow.rate = rate
+        flow.version += 1
+        heapq.heappush(self._heap, (flow.last + flow.remaining / rate, next(self._sequence),
+                                    flow.version, flow))
+        self._arm()
+        return True
 
     def touch_channel(self, channel: Channel) -> None:
         """Bring the flows of ``channel`` up to now; their rates are recomputed this instant."""
@@ -200,69 +239,41 @@ class Fabric:
             self._pending = True
             self.env.timeout(0).callbacks.append(self._pass)
 
-    def _component(self, forced: set[Channel]) -> tuple[list[Flow], list[Channel], set[Channel]]:
-        """The alive flows whose rates the dirty channels and flows can change: reachable from
-        them through channels that couple flows (dirty, full, or in ``forced``); the channels
-        those flows cross; and the coupling ones among them. A channel below its capacity
-        holds none of its flows back, so it does not couple them."""
-        flows: dict[Flow, None] = {}
-        seen: dict[Channel, None] = {}
-        coupling: set[Channel] = set()
-        stack = list(self._dirty_channels)
-        for flow in self._dirty_flows:
-            if flow.alive:
-                flows[flow] = None
-                stack.extend(flow.channels)
-        while stack:
-            channel = stack.pop()
-            if channel in seen:
-                continue
-            seen[channel] = None
-            if (channel in self._dirty_channels or channel in forced
-                    or channel.load >= channel.capacity_bps * (1 - _TOLERANCE)):
-                coupling.add(channel)
-                for flow in channel.flows:
-                    if flow not in flows:
-                        flows[flow] = None
-                        stack.extend(c for c in flow.channels if c not in seen)
-        for flow in flows:
-            for channel in flow.channels:
-                seen.setdefault(channel)
-        return list(flows), list(seen), coupling
-
     def _pass(self, _event=None) -> None:
-        """Re-solve the flows the pending changes can affect (see ``_component``). A channel
-        left out as not full whose load the new rates push to its capacity is added, and the
-        pass solved again."""
+        """Re-solve the flows the pending changes can affect, growing the set only as far as
+        rates change: start from the new flows and the flows of changed channels, solve them
+        against what the others leave of each channel, then add the flows of every channel
+        where the new rates could break max-min fairness with the flows outside the set that
+        cross it (``_unsettled``); repeat until no such channel is left. Channels below
+        capacity hold no flow back, so changes do not spread through them."""
         self._pending = False
         now = self.env.now
-        forced: set[Channel] = set()
-        while True:
-            flows, channels, coupling = self._component(forced)
-            if not flows:
-                break
-            members = set(flows)
-            old_load_inside = {c: 0.0 for c in channels}
+        members: dict[Flow, None] = {f: None for f in self._dirty_flows if f.alive}
+        for channel in self._dirty_channels:
+            members.update(dict.fromkeys(channel.flows))
+        self._dirty_channels.clear()
+        self._dirty_flows.clear()
+        while members:
+            flows = list(members)
+            on: dict[Channel, list[Flow]] = {}
             for flow in flows:
                 for c in flow.channels:
-                    old_load_inside[c] += flow.rate
-            outside = {c: 0.0 if c in coupling else max(c.load - old_load_inside[c], 0.0)
-                       for c in channels}
-            capacity = {c: max(c.capacity_bps - outside[c], 0.0) for c in channels}
+                    on.setdefault(c, []).append(flow)
+            outside = {c: max(c.load - math.fsum(f.rate for f in inside), 0.0)
+                       if len(inside) < len(c.flows) else 0.0 for c, inside in on.items()}
+            capacity = {c: max(c.capacity_bps - outside[c], 0.0) for c in on}
             rates = max_min_rates([f.channels for f in flows], capacity, [f.cap for f in flows])
-            new_load = dict(outside)
-            for flow, rate in zip(flows, rates, strict=True):
-                for c in flow.channels:
-                    new_load[c] += rate
-            newly_full = [c for c in channels if c not in coupling
-                          and new_load[c] >= c.capacity_bps * (1 - _TOLERANCE)
-                          and any(f not in members for f in c.flows)]
-            if newly_full:
-                forced.update(newly_full)
+            rate_of = dict(zip(flows, rates, strict=True))
+            grow = [c for c, inside in on.items()
+                    if len(inside) < len(c.flows) and self._unsettled(c, inside, members,
+                                                                      outside[c], rate_of)]
+            if grow:
+                for c in grow:
+                    members.update(dict.fromkeys(c.flows))
                 continue
             self.recomputations += 1
             self.flows_rated += len(flows)
-            for flow, rate in zip(flows, rates, strict=True):
+            for flow, rate in rate_of.items():
                 flow._advance(now)
                 if rate != flow.rate or flow.version == 0:
                     flow.rate = rate
@@ -271,13 +282,24 @@ class Fabric:
                         finish = now + flow.remaining / rate
                         heapq.heappush(self._heap, (finish, next(self._sequence), flow.version,
                                                     flow))
-            for c in channels:
-                # exact sums where every flow was solved: no drift from incremental updates
-                c.load = math.fsum(f.rate for f in c.flows) if c in coupling else new_load[c]
+            for c, inside in on.items():
+                c.load = outside[c] + math.fsum(f.rate for f in inside)
             break
-        self._dirty_channels.clear()
-        self._dirty_flows.clear()
         self._arm()
+
+    @staticmethod
+    def _unsettled(channel: Channel, inside: list[Flow], members, outside_load: float,
+                   rate_of: dict) -> bool:
+        """Whether ``channel``'s flows outside the solved set may have to change: it was full
+        and no longer is (flows held back by it may speed up), or it is full and the fastest
+        flows inside and outside the set differ (on a full channel the flows it holds back are
+        its fastest, so one side is not where max-min puts it)."""
+        limit = channel.capacity_bps * (1 - _TOLERANCE)
+        if outside_load + math.fsum(rate_of[f] for f in inside) < limit:
+            return channel.load >= limit
+        fastest_inside = max(rate_of[f] for f in inside)
+        fastest_outside = max(f.rate for f in channel.flows if f not in members)
+        return abs(fastest_inside - fastest_outside) > _TOLERANCE * channel.capacity_bps
 
     def _arm(self) -> None:
         """Make sure a wake-up is scheduled at the earliest valid completion."""

@@ -128,33 +128,38 @@ class Pipelined:
         return cap
 
     def _send(self, network, links, channels, wire_bits: float, rtt: float):
-        """Send ``wire_bits`` over the path: slow-start rounds (tcp), then one flow at the fair
-        share. Raises _Cut with the bits sent when a link goes down."""
+        """Send ``wire_bits`` over the path as one flow; raises _Cut with the bits sent when a
+        link goes down. Under tcp, slow start caps the flow at window / RTT in each round
+        trip (the window's segments, sent within the round); the round whose window covers
+        the rest, or the first whose window the flow's fair share cannot carry within the
+        round trip (the window has reached the share's bandwidth-delay product), lifts the cap:
+        the rest goes at the fair share."""
         env, fabric = network.env, network.fabric
-        cap, sent = self._cap(links, rtt), 0.0
+        cap = self._cap(links, rtt)
         rounds = None
         if self.tcp and rtt > 0:
             rounds = slow_start_windows(self.spec.initial_window, self.spec.delayed_ack)
             largest = math.inf  # the receive window, in segments
             if self.spec.receive_window is not None:
                 largest = max(self.spec.receive_window / self.spec.mss, 1.0)
-        while sent < wire_bits:
-            window = min(next(rounds), largest) * self.segment_bits if rounds else math.inf
-            ramping = window < wire_bits - sent
-            chunk = window if ramping else wire_bits - sent
-            round_start = env.now
-            flow = fabric.transmit(channels, links, chunk, cap)
-            try:
-                yield flow.event
-            except LinkDown as down:
-                raise _Cut(down.link, sent + flow.sent_bits) from None
-            sent += chunk
-            if not ramping:
-                return
-            if env.now - round_start >= rtt:  # the window filled the flow's share: ramp over
-                rounds = None
-                continue
-            yield env.timeout(round_start + rtt - env.now)
+        window = min(next(rounds), largest) * self.segment_bits if rounds else math.inf
+        ramping = window < wire_bits
+        flow = fabric.transmit(channels, links, wire_bits,
+                               min(cap, window / rtt) if ramping else cap)
+        try:
+            while ramping:
+                round_start_bits = flow.sent_by(env.now)
+                yield env.any_of([flow.event, env.timeout(rtt)])
+                if flow.event.triggered:
+                    return
+                sent = flow.sent_by(env.now)
+                kept_up = sent - round_start_bits >= window * (1 - 1e-9)
+                window = min(next(rounds), largest) * self.segment_bits
+                ramping = kept_up and window < wire_bits - sent
+                fabric.set_cap(flow, min(cap, window / rtt) if ramping else cap)
+            yield flow.event
+        except LinkDown as down:
+            raise _Cut(down.link, flow.sent_bits) from None
 
 
 def slow_start_windows(initial_window: int, delayed_ack: int):

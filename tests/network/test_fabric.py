@@ -57,7 +57,9 @@ def test_incremental_rates_equal_a_solve_from_scratch(ops, capacities):
                 channels[op[1]].fail(links[op[1]])
             else:
                 yield env.timeout(op[1])
-            yield env.timeout(0)  # the pass of this instant runs first
+            yield env.timeout(0)
+            while not fabric.settled:  # the pass of this instant, after events queued before
+                yield env.timeout(0)
             check()
 
     env.process(driver())
