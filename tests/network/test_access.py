@@ -228,6 +228,23 @@ def test_a_resumed_upload_completes_at_the_next_rsu_after_a_gap(tmp_path):
     assert rec.bytes_by_tag["resumed-part"] == pytest.approx(5 * MB)
 
 
+def test_a_pipelined_resumed_upload_sends_no_separate_part(tmp_path):
+    # fluid (pipelined): the 5 MB sent before the exit went on to the cloud as they were sent;
+    # only the other 5 MB are sent from e1, over the whole path again
+    bench = RoadBench(tmp_path, {"car": PASS}, [[1000, 0], [2000, 0]],
+                      resume_uploads={"enabled": True, "within": 30})
+    done = {}
+    bench.send_at(60.0, "c0", "cloud", 10 * MB, done, "x")
+    bench.env.run(until=300)
+    when, report = done["x"]
+    assert isinstance(report, TransferEnd) and report.path == ("c0", "e1", "cloud")
+    assert when == pytest.approx(E1[0] + 5.0 + DELAY + 0.020)
+    assert not [r for r in bench.of(TransferStart) if r.tag == "resumed-part"]
+    (fail,) = bench.of(TransferFail)
+    assert fail.time_s == pytest.approx(E0[1]) and fail.will_retry
+    assert fail.wire_bytes == pytest.approx(2 * 5 * MB)  # on both hops of the path
+
+
 def test_a_resumed_upload_to_an_rsu_forwards_the_part_over_the_backhaul(tmp_path):
     # overlapping cells (600 m): hand-over at the bisector x = 1500, t = 75, no gap
     bench = RoadBench(tmp_path, {"car": PASS}, [[1000, 0], [2000, 0], [3000, 0]], coverage=600,

@@ -242,3 +242,19 @@ def test_the_new_measurement_and_baseline_fields_are_validated(tiny, override, f
         tiny["algorithm"]["kind"] = "group-fel"
     problem = only(tiny, [override])
     assert problem.format().startswith(f"--set: {field} = ")
+
+
+def test_an_unknown_transport_lists_the_kinds(tiny):
+    tiny["links"]["transport"] = {"kind": "quic"}
+    p = only(tiny)
+    assert p.path.startswith("links.transport") and p.value == "quic"
+    assert all(kind in p.message for kind in ("tcp", "fluid", "store-and-forward"))
+
+
+def test_tcp_parameters_are_checked_with_the_field_named(tiny):
+    tiny["links"]["transport"] = {"kind": "tcp", "mss": 10, "receive_window": "64 KiB"}
+    p = only(tiny)
+    assert p.path == "links.transport.mss" and p.value == 10
+    tiny["links"]["transport"] = {"kind": "tcp", "receive_window": "64 KiB", "handshake": False}
+    transport = load_scenario(tiny).links.transport
+    assert transport.receive_window == 65536 and not transport.handshake
