@@ -173,7 +173,11 @@ class Fabric:
         held_by_cap = flow.version > 0 and flow.rate >= flow.cap * (1 - _TOLERANCE)
         raised = cap > flow.cap
         flow.cap = float(cap)
-        if not (self._pending or not raised or not held_by_cap) and self._rise(flow):
+        if self._pending or flow.version == 0:
+            pass  # its rate is still to be solved this instant
+        elif (raised and not held_by_cap) or (not raised and flow.rate <= cap):
+            return  # a cap that does not bind: a channel holds the flow back, no rate changes
+        elif raised and self._rise(flow):
             return
         self._dirty_flows[flow] = None
         self._schedule_pass()

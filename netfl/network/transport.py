@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import math
 
+import simpy
+
 from netfl.network.access import COVERAGE
 from netfl.network.fabric import LinkDown
 from netfl.network.link import Link
@@ -147,11 +149,15 @@ class Pipelined:
         flow = fabric.transmit(channels, links, wire_bits,
                                min(cap, window / rtt) if ramping else cap)
         try:
+            if ramping:
+                # A round sends at most its window, less than what is left, so the flow cannot
+                # end within it; a link going down interrupts the wait at once instead.
+                _interrupt_on_failure(env, flow)
             while ramping:
                 round_start_bits = flow.sent_by(env.now)
-                yield env.any_of([flow.event, env.timeout(rtt)])
-                if flow.event.triggered:
-                    return
+                yield env.timeout(rtt)
+                if flow.event.triggered:  # within rounding of its last bit
+                    break
                 sent = flow.sent_by(env.now)
                 kept_up = sent - round_start_bits >= window * (1 - 1e-9)
                 window = min(next(rounds), largest) * self.segment_bits
@@ -160,6 +166,8 @@ class Pipelined:
             yield flow.event
         except LinkDown as down:
             raise _Cut(down.link, flow.sent_bits) from None
+        except simpy.Interrupt as interrupt:
+            raise _Cut(interrupt.cause.link, flow.sent_bits) from None
 
 
 def slow_start_windows(initial_window: int, delayed_ack: int):
@@ -184,6 +192,20 @@ def slow_start_windows(initial_window: int, delayed_ack: int):
         in_flight_left = pending - acked
         cwnd += acked
         window = cwnd - in_flight_left
+
+
+def _interrupt_on_failure(env, flow) -> None:
+    """Interrupt the running process with the flow's LinkDown should its event fail while the
+    process waits on something else (the failure is then handled there, not left unhandled)."""
+    process = env.active_process
+
+    def on_failure(event) -> None:
+        if not event.ok:
+            event.defused = True
+            if process.is_alive and process.target is not event:
+                process.interrupt(event.value)
+
+    flow.event.callbacks.append(on_failure)
 
 
 class _Cut(Exception):

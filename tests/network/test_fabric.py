@@ -23,6 +23,8 @@ operations = st.lists(st.one_of(
               st.floats(1e3, 1e7), st.one_of(st.just(math.inf), st.floats(1e3, 1e7))),
     st.tuples(st.just("capacity"), st.integers(0, 4), st.floats(0.0, 1e7)),
     st.tuples(st.just("fail"), st.integers(0, 4)),
+    st.tuples(st.just("cap"), st.integers(0, 39),
+              st.one_of(st.just(math.inf), st.floats(1e3, 1e7))),
     st.tuples(st.just("wait"), st.floats(0.0, 2.0)),
 ), min_size=1, max_size=40)
 
@@ -55,6 +57,9 @@ def test_incremental_rates_equal_a_solve_from_scratch(ops, capacities):
                 channels[op[1]].set_capacity(op[2])
             elif op[0] == "fail":
                 channels[op[1]].fail(links[op[1]])
+            elif op[0] == "cap":
+                if flows:
+                    fabric.set_cap(flows[op[1] % len(flows)], op[2])
             else:
                 yield env.timeout(op[1])
             yield env.timeout(0)

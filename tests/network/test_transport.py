@@ -143,13 +143,18 @@ def test_store_and_forward_resends_a_cut_hop_from_the_node_that_holds_it(netbenc
 
 
 def test_a_tcp_handshake_cut_by_an_outage_fails_the_attempt(netbench):
+    # the link is down from 0.05 s to 0.1 s, within the handshake (0 to 0.2 s): the attempt
+    # fails when the handshake would have completed, having sent nothing
     bench = netbench({"clients": 1, "edge_servers": 1},
                      {"access": {"rate": "8 Mbps", "delay": "100 ms",
                                  "availability": {"kind": "schedule",
-                                                  "down": [["0.1 s", "0.15 s"]]}}})
+                                                  "down": [["0.05 s", "0.1 s"]]}},
+                      "transport": {"kind": "tcp"}})
     bench.network.start()
     outcome = finish(bench)
     assert isinstance(outcome, TransferFailed) and outcome.reason == "link-down"
+    fail = next(r for r in bench.records if isinstance(r, TransferFail))
+    assert fail.time_s == pytest.approx(0.2) and fail.wire_bytes == 0
 
 
 def test_slow_start_windows_follow_the_acknowledgements():
@@ -169,3 +174,21 @@ def test_with_delayed_acks_the_same_megabyte_needs_the_same_seven_rounds(netbenc
     rtt = 0.100 + SEGMENT_BITS / 1e9
     last = wire_bits(MB) - 568 * SEGMENT_BITS
     assert finish(bench) == pytest.approx(0.100 + 6 * rtt + last / 1e9 + 0.050, rel=1e-9)
+
+
+def test_a_link_going_down_during_slow_start_fails_the_transfer_at_once(netbench):
+    # 1 MB over 1 Gbps, 50 ms: the ramp runs from 0.1 s to about 0.7 s; the link fails at 0.35 s
+    bench = netbench({"clients": 1, "edge_servers": 1},
+                     {"access": {"rate": "1 Gbps", "delay": "50 ms",
+                                 "availability": {"kind": "schedule",
+                                                  "down": [["0.35 s", "0.5 s"]]}},
+                      "transport": {"kind": "tcp"}})
+    bench.network.start()
+    outcome = finish(bench)
+    assert isinstance(outcome, TransferFailed) and outcome.reason == "link-down"
+    fail = next(r for r in bench.records if isinstance(r, TransferFail))
+    assert fail.time_s == pytest.approx(0.35)
+    # rounds of 10, 18 segments, then 36 segments' worth of the third round's 0.05 s of 0.1
+    rtt = 0.100 + SEGMENT_BITS / 1e9
+    sent = (10 + 18) * SEGMENT_BITS + 36 * SEGMENT_BITS * (0.35 - 0.100 - 2 * rtt) / rtt
+    assert fail.wire_bytes == pytest.approx(sent / 8, rel=1e-6)
