@@ -253,6 +253,11 @@ class Fabric:
         self._pending = False
         now = self.env.now
         members: dict[Flow, None] = {f: None for f in self._dirty_flows if f.alive}
+        for flow in list(members):  # a full channel the flow crosses: it must share it
+            for channel in flow.channels:
+                if len(channel.flows) > 1 and (
+                        channel.load >= channel.capacity_bps * (1 - _TOLERANCE)):
+                    members.update(dict.fromkeys(channel.flows))
         for channel in self._dirty_channels:
             members.update(dict.fromkeys(channel.flows))
         self._dirty_channels.clear()
