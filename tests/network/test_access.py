@@ -228,15 +228,21 @@ def test_a_resumed_upload_completes_at_the_next_rsu_after_a_gap(tmp_path):
     assert rec.bytes_by_tag["resumed-part"] == pytest.approx(5 * MB)
 
 
+def upload_across_a_gap(tmp_path, dst: str, within: float):
+    """A 10 MB upload from 60 s by the car that leaves e0 at 65 s and reaches e1 at 85 s,
+    resumed within ``within``; returns the bench and the upload's (time, outcome)."""
+    bench = RoadBench(tmp_path, {"car": PASS}, [[1000, 0], [2000, 0]],
+                      resume_uploads={"enabled": True, "within": within})
+    done = {}
+    bench.send_at(60.0, "c0", dst, 10 * MB, done, "x")
+    bench.env.run(until=300)
+    return bench, done["x"]
+
+
 def test_a_pipelined_resumed_upload_sends_no_separate_part(tmp_path):
     # fluid (pipelined): the 5 MB sent before the exit went on to the cloud as they were sent;
     # only the other 5 MB are sent from e1, over the whole path again
-    bench = RoadBench(tmp_path, {"car": PASS}, [[1000, 0], [2000, 0]],
-                      resume_uploads={"enabled": True, "within": 30})
-    done = {}
-    bench.send_at(60.0, "c0", "cloud", 10 * MB, done, "x")
-    bench.env.run(until=300)
-    when, report = done["x"]
+    bench, (when, report) = upload_across_a_gap(tmp_path, "cloud", within=30)
     assert isinstance(report, TransferEnd) and report.path == ("c0", "e1", "cloud")
     assert when == pytest.approx(E1[0] + 5.0 + DELAY + 0.020)
     assert not [r for r in bench.of(TransferStart) if r.tag == "resumed-part"]
@@ -310,11 +316,7 @@ def test_a_failed_resumed_part_does_not_crash_the_simulation(tmp_path):
 
 
 def test_a_lost_resumption_counts_one_cut_attempt(tmp_path):
-    bench = RoadBench(tmp_path, {"car": PASS}, [[1000, 0], [2000, 0]],
-                      resume_uploads={"enabled": True, "within": 10})
-    done = {}
-    bench.send_at(60.0, "c0", "e1", 10 * MB, done, "x")
-    bench.env.run(until=300)
+    bench, _ = upload_across_a_gap(tmp_path, "e1", within=10)
     assert bench.recorder.coverage_cuts == 1
     assert bench.recorder.transfer_attempts_failed == 1
 

@@ -142,18 +142,22 @@ def test_store_and_forward_resends_a_cut_hop_from_the_node_that_holds_it(netbenc
     assert end.wire_bytes == pytest.approx(MB + 0.4 * MB + MB)  # the cut part counts
 
 
-def test_a_tcp_handshake_cut_by_an_outage_fails_the_attempt(netbench):
-    # the link is down from 0.05 s to 0.1 s, within the handshake (0 to 0.2 s): the attempt
-    # fails when the handshake would have completed, having sent nothing
+def cut_tcp_transfer(netbench, rate: str, delay: str, down: list[str]):
+    """A 1 MB tcp transfer over one link that is down during ``down``: the TransferFail."""
     bench = netbench({"clients": 1, "edge_servers": 1},
-                     {"access": {"rate": "8 Mbps", "delay": "100 ms",
-                                 "availability": {"kind": "schedule",
-                                                  "down": [["0.05 s", "0.1 s"]]}},
+                     {"access": {"rate": rate, "delay": delay,
+                                 "availability": {"kind": "schedule", "down": [down]}},
                       "transport": {"kind": "tcp"}})
     bench.network.start()
     outcome = finish(bench)
     assert isinstance(outcome, TransferFailed) and outcome.reason == "link-down"
-    fail = next(r for r in bench.records if isinstance(r, TransferFail))
+    return next(r for r in bench.records if isinstance(r, TransferFail))
+
+
+def test_a_tcp_handshake_cut_by_an_outage_fails_the_attempt(netbench):
+    # the link is down from 0.05 s to 0.1 s, within the handshake (0 to 0.2 s): the attempt
+    # fails when the handshake would have completed, having sent nothing
+    fail = cut_tcp_transfer(netbench, "8 Mbps", "100 ms", ["0.05 s", "0.1 s"])
     assert fail.time_s == pytest.approx(0.2) and fail.wire_bytes == 0
 
 
@@ -178,15 +182,7 @@ def test_with_delayed_acks_the_same_megabyte_needs_the_same_seven_rounds(netbenc
 
 def test_a_link_going_down_during_slow_start_fails_the_transfer_at_once(netbench):
     # 1 MB over 1 Gbps, 50 ms: the ramp runs from 0.1 s to about 0.7 s; the link fails at 0.35 s
-    bench = netbench({"clients": 1, "edge_servers": 1},
-                     {"access": {"rate": "1 Gbps", "delay": "50 ms",
-                                 "availability": {"kind": "schedule",
-                                                  "down": [["0.35 s", "0.5 s"]]}},
-                      "transport": {"kind": "tcp"}})
-    bench.network.start()
-    outcome = finish(bench)
-    assert isinstance(outcome, TransferFailed) and outcome.reason == "link-down"
-    fail = next(r for r in bench.records if isinstance(r, TransferFail))
+    fail = cut_tcp_transfer(netbench, "1 Gbps", "50 ms", ["0.35 s", "0.5 s"])
     assert fail.time_s == pytest.approx(0.35)
     # rounds of 10, 18 segments, then 36 segments' worth of the third round's 0.05 s of 0.1
     rtt = 0.100 + SEGMENT_BITS / 1e9
