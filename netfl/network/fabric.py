@@ -206,10 +206,8 @@ class Fabric:
         return True
 
     def touch_channel(self, channel: Channel) -> None:
-        """Bring the flows of ``channel`` up to now; their rates are recomputed this instant."""
-        now = self.env.now
-        for flow in channel.flows:
-            flow._advance(now)
+        """Recompute the rates of ``channel``'s flows this instant (its capacity changes now;
+        their progress so far is at their old rates, which hold until the pass)."""
         if channel.flows:
             self._dirty_channels[channel] = None
             self._schedule_pass()

@@ -23,8 +23,9 @@ class TcpTransport(Section):
     72, ... segments per round with the default 2) until the flow is limited by its fair share
     (or by ``receive_window``); every segment carries
     ``header_bytes`` on the wire (TCP with timestamps 32 + IPv4 20 + point-to-point framing 2).
-    With ``loss_limited``, each link's loss probability is a packet loss rate and caps the rate
-    at Mathis et al.'s MSS / RTT * sqrt(3 / (2 p)) instead of re-sending whole messages."""
+    With ``loss_limited``, each link's ``retransmit`` loss probability is a packet loss rate and
+    caps the rate at Mathis et al.'s MSS / RTT * sqrt(3 / (2 p)) instead of re-sending whole
+    messages."""
 
     kind: Literal["tcp"] = "tcp"
     handshake: bool = True
@@ -44,8 +45,9 @@ class FluidTransport(Section):
 
 class StoreAndForwardTransport(Section):
     """Each hop receives the whole message before sending it on, at that hop's fair share. A
-    node holds the message while the next hop is down (or its route is gone), for at most
-    ``custody_timeout``, and then sends it on; a hop cut mid-message is re-sent from that node."""
+    relay holds the message while the next hop is down (or its route is gone), for at most
+    ``custody_timeout``, and then sends it on; a hop cut mid-message is re-sent from that relay.
+    At the source, a down first hop fails the attempt as under the other transports."""
 
     kind: Literal["store-and-forward"]
     custody_timeout: PositiveDuration = 3600.0
