@@ -145,24 +145,13 @@ class Fabric:
     def _fits(self, flow: Flow) -> bool:
         """Start ``flow`` without solving where it fits in its path's spare capacity (see the
         module docstring); False (nothing done) where the others' rates could change."""
-        rate = flow.cap
-        for channel in flow.channels:
-            rate = min(rate, channel.capacity_bps - channel.load)
-        if not 0 < rate < math.inf:
+        rate = self._rate_from_spare(flow)
+        if rate is None:
             return False
         for channel in flow.channels:
-            spare = channel.capacity_bps - channel.load
-            if rate >= spare - _TOLERANCE * channel.capacity_bps and any(
-                    other.rate > rate * (1 + _TOLERANCE) for other in channel.flows):
-                return False  # it fills a channel where a faster flow would have to slow down
-        for channel in flow.channels:
             channel.flows[flow] = None
-            channel.load += rate
-        flow.rate, flow.version = rate, 1
         self.flows_fitted += 1
-        heapq.heappush(self._heap, (flow.last + flow.remaining / rate, next(self._sequence),
-                                    flow.version, flow))
-        self._arm()
+        self._give(flow, rate)
         return True
 
     def set_cap(self, flow: Flow, cap: float) -> None:
@@ -185,17 +174,32 @@ class Fabric:
     def _rise(self, flow: Flow) -> bool:
         """Raise a flow held by its own cap into its path's spare capacity without solving,
         where that changes no other flow's rate (as ``_fits``); False (nothing done) if not."""
+        rate = self._rate_from_spare(flow)
+        if rate is None:
+            return False
+        self._give(flow, rate)
+        return True
+
+    @staticmethod
+    def _rate_from_spare(flow: Flow) -> float | None:
+        """The rate ``flow`` reaches with its path's spare capacity (up to its cap), where
+        taking it changes no other flow's rate: every channel it fills carries no faster flow.
+        None where it does not rise above its current rate, or could change others."""
         rate = flow.cap
         for channel in flow.channels:
             rate = min(rate, channel.capacity_bps - channel.load + flow.rate)
         if not flow.rate < rate < math.inf:
-            return False
+            return None
         for channel in flow.channels:
             spare = channel.capacity_bps - channel.load + flow.rate
             if rate >= spare - _TOLERANCE * channel.capacity_bps and any(
                     other.rate > rate * (1 + _TOLERANCE)
                     for other in channel.flows if other is not flow):
-                return False
+                return None  # it fills a channel where a faster flow would have to slow down
+        return rate
+
+    def _give(self, flow: Flow, rate: float) -> None:
+        """Set ``flow``'s rate (its channels' loads follow) and schedule its end."""
         for channel in flow.channels:
             channel.load += rate - flow.rate
         flow.rate = rate
@@ -203,7 +207,6 @@ class Fabric:
         heapq.heappush(self._heap, (flow.last + flow.remaining / rate, next(self._sequence),
                                     flow.version, flow))
         self._arm()
-        return True
 
     def touch_channel(self, channel: Channel) -> None:
         """Recompute the rates of ``channel``'s flows this instant (its capacity changes now;
