@@ -8,8 +8,8 @@ Accounting conventions (docs/models/network.md):
 * ``at_target`` freezes the counters (time, round, local steps, bytes, cost) when the
   deployable model first reaches the target accuracy (a TargetReached record: the algorithms
   check every update, so this is exact to one update);
-* ``wire_bytes_total`` counts every bit sent on every hop, retransmissions and the partial
-  progress of failed attempts included;
+* ``wire_bytes_total`` counts every bit sent on every hop, TCP headers, retransmissions and the
+  partial progress of failed attempts included;
 * ``handovers`` counts model hand-overs that arrived, ``handovers_failed`` failed attempts;
   ``model_path`` lists (time, holder): the first sender, then each node that received it;
 * ``cost_by_kind`` sums Group-FEL's eq. (5) costs (seconds of client time) by kind;
