@@ -5,18 +5,21 @@ transfer: packets are on every link of the path at once, so the bottleneck decid
 The :class:`Fabric` keeps every flow's rate at its max-min fair share (``maxmin.py``) and
 schedules only the earliest completion.
 
-Incremental: a change (a flow starts, ends or fails, a channel's capacity or a flow's cap
-changes) marks its channels dirty; the rates are recomputed once per instant of simulated time
-(all changes at one instant in one pass) and only for the flows connected to a dirty channel
-through shared channels, the only ones whose max-min rates can change. Flows whose rate did not
-change keep their scheduled completion. A flow's progress is kept lazily: bits left at its
-last update and its rate since.
+**Classes.** Flows over the same channels with the same cap get the same max-min rate, so the
+fabric solves and schedules them as one class: the solver sees a class once, with its count,
+and a class keeps a virtual clock (the bits each member has been sent since the class was made,
+growing at the class's rate) against which each member's finish tag is set when it joins,
+processor-sharing style. A rate change is then one update per class, not per flow: a radio cell
+shared by a hundred vehicles costs the same to re-solve as one shared by two.
 
-Two changes need no solving at all, because the max-min allocation provably stays the same for
-every other flow: a flow that starts where it fits in the spare capacity of its path (it gets
-min(cap, spare) and every channel it fills carries no faster flow), and a flow that ends
-leaving only channels that were not full (no flow there was held by them). In a hierarchical FL
-system, where each client's own access link is its bottleneck, most starts and ends are these.
+**Incremental.** A change (a flow starts, ends or fails, a channel's capacity or a flow's cap
+changes) marks what it touches; the rates are recomputed once per instant of simulated time
+(every change at that instant in one pass) and only for the classes whose max-min rates can
+change (``_pass``). Two changes need no solving at all, because the allocation provably stays
+the same for every other class: a class that starts (or raises its cap) where it fits in the
+spare capacity of its path, every channel it fills carrying no faster class; and a flow that
+ends leaving only channels that were not full. In a hierarchical FL system, where each client's
+own access link is its bottleneck, most starts and ends are these.
 """
 
 from __future__ import annotations
@@ -27,80 +30,11 @@ import math
 
 import simpy
 
+from netfl.network.flow import TOLERANCE as _TOLERANCE
+from netfl.network.flow import Channel, Flow, FlowClass, LinkDown
 from netfl.network.maxmin import max_min_rates
 
-_TOLERANCE = 1e-9  # relative: a channel this close to its capacity is full
-
-
-class LinkDown(Exception):
-    """Internal: a link of the flow's path went down. The network turns it into TransferFailed."""
-
-    def __init__(self, link):
-        super().__init__(link)  # args must be the constructor's: SimPy re-creates the exception
-        self.link = link
-
-    def __str__(self) -> str:
-        return f"link {getattr(self.link, 'name', self.link)} went down"
-
-
-class Flow:
-    """``nbits`` crossing ``channels`` together. ``event`` succeeds when the last bit has been
-    sent (serialization at the flow's rate; propagation is the transport's business) or fails
-    with :class:`LinkDown` when a link of ``links`` goes down."""
-
-    __slots__ = ("channels", "links", "nbits", "remaining", "rate", "cap", "last", "event",
-                 "alive", "version")
-
-    def __init__(self, event, channels, links, nbits: float, cap: float, now: float):
-        self.event, self.channels, self.links = event, tuple(channels), tuple(links)
-        self.nbits = self.remaining = float(nbits)
-        self.rate, self.cap, self.last = 0.0, float(cap), now
-        self.alive, self.version = True, 0
-
-    @property
-    def sent_bits(self) -> float:
-        """Bits sent so far (as of the flow's last update, or its end)."""
-        return self.nbits - self.remaining
-
-    def sent_by(self, now: float) -> float:
-        """Bits sent by ``now`` (at its current rate since its last update)."""
-        if not self.alive:
-            return self.sent_bits
-        return self.nbits - max(self.remaining - self.rate * (now - self.last), 0.0)
-
-    def _advance(self, now: float) -> None:
-        if self.rate > 0 and now > self.last:
-            self.remaining = max(self.remaining - self.rate * (now - self.last), 0.0)
-        self.last = now
-
-
-class Channel:
-    """One direction of capacity (bit/s), shared by the flows crossing it."""
-
-    __slots__ = ("fabric", "name", "capacity_bps", "flows", "load")
-
-    def __init__(self, fabric: Fabric, name: str, capacity_bps: float):
-        self.fabric, self.name = fabric, name
-        self.capacity_bps = float(capacity_bps)
-        self.flows: dict[Flow, None] = {}  # insertion-ordered: deterministic sums
-        self.load = 0.0  # the sum of its flows' rates (bit/s)
-
-    @property
-    def active_flows(self) -> int:
-        return len(self.flows)
-
-    def set_capacity(self, capacity_bps: float) -> None:
-        """Change the capacity from now on (rates of the flows on it follow)."""
-        self.fabric.touch_channel(self)
-        self.capacity_bps = float(capacity_bps)
-
-    def transmit(self, nbits: float, owner: object = None) -> Flow:
-        """A flow over this channel alone (``owner``: the link whose going down fails it)."""
-        return self.fabric.transmit([self], [owner] if owner is not None else [], nbits)
-
-    def fail(self, link: object) -> int:
-        """Fail every flow on this channel whose path includes ``link``; return how many."""
-        return self.fabric.fail_link_on(self, link)
+__all__ = ["Channel", "Fabric", "Flow", "LinkDown"]
 
 
 class Fabric:
@@ -108,16 +42,17 @@ class Fabric:
 
     def __init__(self, env: simpy.Environment):
         self.env = env
-        self._heap: list[tuple[float, int, int, Flow]] = []  # (finish, seq, version, flow)
+        self._classes: dict[tuple, FlowClass] = {}
+        self._heap: list[tuple[float, int, int, FlowClass]] = []  # (finish, seq, version, class)
         self._sequence = itertools.count()
         self._dirty_channels: dict[Channel, None] = {}
-        self._dirty_flows: dict[Flow, None] = {}
+        self._dirty_classes: dict[FlowClass, None] = {}
         self._pending = False
         self._wake_at = math.inf
         self._generation = 0
         self.recomputations = 0  # passes of the solver (for benchmarks)
-        self.flows_rated = 0  # flows given a rate, over all passes
-        self.flows_fitted = 0  # flows started without solving
+        self.classes_solved = 0  # classes given a rate, over all passes
+        self.classes_fitted = 0  # classes started or raised without solving
 
     @property
     def settled(self) -> bool:
@@ -129,111 +64,191 @@ class Fabric:
     def transmit(self, channels, links, nbits: float, cap: float = math.inf) -> Flow:
         """Start a flow of ``nbits`` over ``channels`` (failed when a link of ``links`` goes
         down), its rate at most ``cap`` bit/s."""
-        flow = Flow(self.env.event(), channels, links, nbits, cap, self.env.now)
-        if flow.remaining <= 0:
-            flow.alive = False
+        flow = Flow(self.env.event(), channels, links, nbits, cap)
+        if flow.nbits <= 0:
             flow.event.succeed()
             return flow
-        if not self._pending and self._fits(flow):
-            return flow
-        for channel in flow.channels:
-            channel.flows[flow] = None
-        self._dirty_flows[flow] = None
-        self._schedule_pass()
+        self._join(flow, flow.nbits)
         return flow
 
-    def _fits(self, flow: Flow) -> bool:
-        """Start ``flow`` without solving where it fits in its path's spare capacity (see the
-        module docstring); False (nothing done) where the others' rates could change."""
-        rate = self._rate_from_spare(flow)
-        if rate is None:
-            return False
-        for channel in flow.channels:
-            channel.flows[flow] = None
-        self.flows_fitted += 1
-        self._give(flow, rate)
-        return True
-
     def set_cap(self, flow: Flow, cap: float) -> None:
-        """Change a flow's own rate bound (a TCP window grew) from now on."""
-        if not flow.alive or cap == flow.cap:
+        """Change a flow's own rate bound (a TCP window grew) from now on: it moves to the class
+        of its channels and its new cap, with the bits it has left."""
+        if flow.cls is None or cap == flow.cap:
             return
-        flow._advance(self.env.now)
-        held_by_cap = flow.version > 0 and flow.rate >= flow.cap * (1 - _TOLERANCE)
-        raised = cap > flow.cap
+        old, cap = flow.cls, float(cap)
+        if old.count == 1 and (flow.channels, cap) not in self._classes:
+            self._recap_alone(flow, cap)
+            return
+        if not self._pending and cap > flow.cap and old.rate < old.cap * (1 - _TOLERANCE):
+            target = self._classes.get((flow.channels, float(cap)))
+            if target is None or target.rate == old.rate:
+                self._move(flow, float(cap), target)  # a cap that does not bind: same rate
+                return
+        left = flow.nbits - flow.sent_by(self.env.now)
+        self._leave(flow)
         flow.cap = float(cap)
-        if self._pending or flow.version == 0:
+        self._join(flow, left)
+
+    def _recap_alone(self, flow: Flow, cap: float) -> None:
+        """Change the cap of a flow alone in its class: the class is re-keyed in place, and its
+        rate changes without solving where the new cap does not bind (a channel holds it back)
+        or where it rises into spare capacity that no other class needs."""
+        cls = flow.cls
+        held_by_cap = cls.rate >= cls.cap * (1 - _TOLERANCE)
+        raised = cap > cls.cap
+        del self._classes[cls.key]
+        cls.key, cls.cap, flow.cap = (flow.channels, cap), cap, cap
+        self._classes[cls.key] = cls
+        if self._pending or cls.version == 0:
             pass  # its rate is still to be solved this instant
-        elif (raised and not held_by_cap) or (not raised and flow.rate <= cap):
-            return  # a cap that does not bind: a channel holds the flow back, no rate changes
-        elif raised and self._rise(flow):
-            return
-        self._dirty_flows[flow] = None
+        elif (raised and not held_by_cap) or (not raised and cls.rate <= cap):
+            return  # a cap that does not bind: no rate changes
+        elif raised:
+            rate = self._rate_from_spare(cls)
+            if rate is not None:
+                for channel in cls.channels:
+                    channel.load += rate - cls.rate
+                self.classes_fitted += 1
+                self._set_rate(cls, rate)
+                return
+        self._dirty_classes[cls] = None
         self._schedule_pass()
 
-    def _rise(self, flow: Flow) -> bool:
-        """Raise a flow held by its own cap into its path's spare capacity without solving,
-        where that changes no other flow's rate (as ``_fits``); False (nothing done) if not."""
-        rate = self._rate_from_spare(flow)
-        if rate is None:
-            return False
-        self._give(flow, rate)
-        return True
-
     @staticmethod
-    def _rate_from_spare(flow: Flow) -> float | None:
-        """The rate ``flow`` reaches with its path's spare capacity (up to its cap), where
-        taking it changes no other flow's rate: every channel it fills carries no faster flow.
-        None where it does not rise above its current rate, or could change others."""
-        rate = flow.cap
-        for channel in flow.channels:
-            rate = min(rate, channel.capacity_bps - channel.load + flow.rate)
-        if not flow.rate < rate < math.inf:
+    def _rate_from_spare(cls: FlowClass) -> float | None:
+        """The rate a class of one flow reaches with its path's spare capacity (up to its cap),
+        where taking it changes no other class's rate: every channel it fills carries no faster
+        class. None where it does not rise above its current rate, or could change others."""
+        rate = cls.cap
+        for channel in cls.channels:
+            rate = min(rate, channel.capacity_bps - channel.load + cls.rate)
+        if not cls.rate < rate < math.inf:
             return None
-        for channel in flow.channels:
-            spare = channel.capacity_bps - channel.load + flow.rate
+        for channel in cls.channels:
+            spare = channel.capacity_bps - channel.load + cls.rate
             if rate >= spare - _TOLERANCE * channel.capacity_bps and any(
                     other.rate > rate * (1 + _TOLERANCE)
-                    for other in channel.flows if other is not flow):
+                    for other in channel.classes if other is not cls):
                 return None  # it fills a channel where a faster flow would have to slow down
         return rate
 
-    def _give(self, flow: Flow, rate: float) -> None:
-        """Set ``flow``'s rate (its channels' loads follow) and schedule its end."""
-        for channel in flow.channels:
-            channel.load += rate - flow.rate
-        flow.rate = rate
-        flow.version += 1
-        heapq.heappush(self._heap, (flow.last + flow.remaining / rate, next(self._sequence),
-                                    flow.version, flow))
-        self._arm()
+    def _move(self, flow: Flow, cap: float, target: FlowClass | None) -> None:
+        """Move ``flow`` to the class of its new cap at the same rate: no rate changes."""
+        now, old = self.env.now, flow.cls
+        old.advance(now)
+        left = max(flow.tag - old.virtual, 0.0)
+        del old.members[flow]
+        if not old.members:
+            del self._classes[old.key]
+            for channel in old.channels:
+                del channel.classes[old]
+            old.version += 1
+        else:
+            self._reschedule(old)
+        flow.cap = cap
+        if target is None:
+            target = self._classes[(flow.channels, cap)] = FlowClass(
+                (flow.channels, cap), flow.channels, cap, now)
+            target.rate = old.rate
+            for channel in flow.channels:
+                channel.classes[target] = None
+        target.advance(now)
+        flow.cls, flow.tag, flow.entry = target, target.virtual + left, next(self._sequence)
+        target.members[flow] = None
+        heapq.heappush(target.heap, (flow.tag, flow.entry, flow))
+        self._reschedule(target)
 
     def touch_channel(self, channel: Channel) -> None:
         """Recompute the rates of ``channel``'s flows this instant (its capacity changes now;
         their progress so far is at their old rates, which hold until the pass)."""
-        if channel.flows:
+        if channel.classes:
             self._dirty_channels[channel] = None
             self._schedule_pass()
 
     def fail_link_on(self, channel: Channel, link: object) -> int:
         failed = [flow for flow in channel.flows if link in flow.links]
         for flow in failed:
-            self._remove(flow)
+            self._leave(flow)
             flow.event.fail(LinkDown(link))
         return len(failed)
 
-    def _remove(self, flow: Flow) -> None:
-        flow._advance(self.env.now)
-        flow.alive = False
+    def _join(self, flow: Flow, left_bits: float) -> None:
+        """Add ``flow`` with ``left_bits`` to go to the class of its channels and cap."""
+        now = self.env.now
+        key = (flow.channels, flow.cap)
+        cls = self._classes.get(key)
+        fresh = cls is None
+        if fresh:
+            cls = self._classes[key] = FlowClass(key, flow.channels, flow.cap, now)
+            for channel in flow.channels:
+                channel.classes[cls] = None
+        cls.advance(now)
+        flow.cls, flow.tag, flow.entry = cls, cls.virtual + left_bits, next(self._sequence)
+        cls.members[flow] = None
+        heapq.heappush(cls.heap, (flow.tag, flow.entry, flow))
+        for channel in cls.channels:  # it runs at its class's rate until a pass says otherwise
+            channel.load += cls.rate
+        fits = self._fits_fresh(cls) if fresh else self._fits_more(cls)
+        if not fits:
+            self._dirty_classes[cls] = None
+            self._schedule_pass()
+        elif not fresh:
+            self._reschedule(cls)
+
+    def _fits_fresh(self, cls: FlowClass) -> bool:
+        """Give a new class a rate from its path's spare capacity without solving, where that
+        changes no other class's rate: every channel it fills carries no faster class. False
+        (nothing done) where it could."""
+        rate = None if self._pending else self._rate_from_spare(cls)
+        if rate is None:
+            return False
+        for channel in cls.channels:
+            channel.load += rate
+        self.classes_fitted += 1
+        self._set_rate(cls, rate)
+        return True
+
+    def _fits_more(self, cls: FlowClass) -> bool:
+        """Whether a class held by its own cap keeps its rate with one member more (counted in
+        its channels' loads already) and changes no other class's: no channel over capacity,
+        and every channel it fills carries no faster class."""
+        if self._pending or cls.rate < cls.cap * (1 - _TOLERANCE):
+            return False  # held back by a channel: one more member changes the share there
+        for channel in cls.channels:
+            if channel.load > channel.capacity_bps * (1 + _TOLERANCE):
+                return False
+            if channel.full() and any(other.rate > cls.rate * (1 + _TOLERANCE)
+                                      for other in channel.classes if other is not cls):
+                return False
+        return True
+
+    def _leave(self, flow: Flow) -> None:
+        """Take ``flow`` out of its class (its stale heap entry is dropped lazily); the classes
+        its channels held back are re-solved this instant."""
+        cls, now = flow.cls, self.env.now
+        cls.advance(now)
+        flow.sent_at_end = flow.nbits - max(flow.tag - cls.virtual, 0.0)
+        flow.cls = None
+        del cls.members[flow]
         changed = False
-        for channel in flow.channels:
-            del channel.flows[flow]
-            full = channel.load >= channel.capacity_bps * (1 - _TOLERANCE)
-            channel.load = max(channel.load - flow.rate, 0.0)
+        for channel in cls.channels:
+            full = channel.full()
+            channel.load = max(channel.load - cls.rate, 0.0)
+            if not cls.members and not any(c is not cls for c in channel.classes):
+                channel.load = 0.0
             # the others' rates can only change where this channel held some of them back
-            if channel.flows and (full or self._pending):
+            if (full or self._pending) and (cls.members or len(channel.classes) > 1):
                 self._dirty_channels[channel] = None
                 changed = True
+        if not cls.members:
+            del self._classes[cls.key]
+            for channel in cls.channels:
+                del channel.classes[cls]
+            self._dirty_classes.pop(cls, None)
+            cls.version += 1  # its scheduled end is void
+        elif not changed:
+            self._reschedule(cls)
         if changed:
             self._schedule_pass()
 
@@ -244,77 +259,96 @@ class Fabric:
             self._pending = True
             self.env.timeout(0).callbacks.append(self._pass)
 
+    def _set_rate(self, cls: FlowClass, rate: float) -> None:
+        """Set a class's rate from now on (its virtual clock advanced at the old one)."""
+        cls.advance(self.env.now)
+        cls.rate = rate
+        self._reschedule(cls)
+
+    def _reschedule(self, cls: FlowClass) -> None:
+        """Schedule the class's next member end (its earlier schedule becomes void)."""
+        cls.version += 1
+        first = cls.first()
+        if first is not None and cls.rate > 0:
+            finish = cls.last + max(first.tag - cls.virtual, 0.0) / cls.rate
+            heapq.heappush(self._heap, (finish, next(self._sequence), cls.version, cls))
+            self._arm()
+
     def _pass(self, _event=None) -> None:
-        """Re-solve the flows the pending changes can affect, growing the set only as far as
-        rates change: start from the new flows and the flows of changed channels, solve them
-        against what the others leave of each channel, then add the flows of every channel
-        where the new rates could break max-min fairness with the flows outside the set that
-        cross it (``_unsettled``); repeat until no such channel is left. Channels below
-        capacity hold no flow back, so changes do not spread through them."""
+        """Re-solve the classes the pending changes can affect, growing the set only as far as
+        rates change: start from the changed classes (with the classes of the full channels
+        they cross: they must share those) and the classes of changed channels, solve them
+        against what the others leave of each channel, then add the classes of every channel
+        where the new rates could break max-min fairness with the classes outside the set
+        (``_unsettled``); repeat until no such channel is left. Channels below capacity hold no
+        flow back, so changes do not spread through them."""
         self._pending = False
-        now = self.env.now
-        members: dict[Flow, None] = {f: None for f in self._dirty_flows if f.alive}
-        for flow in list(members):  # a full channel the flow crosses: it must share it
-            for channel in flow.channels:
-                if len(channel.flows) > 1 and (
-                        channel.load >= channel.capacity_bps * (1 - _TOLERANCE)):
-                    members.update(dict.fromkeys(channel.flows))
+        members: dict[FlowClass, None] = {c: None for c in self._dirty_classes if c.members}
+        for cls in list(members):
+            for channel in cls.channels:
+                if len(channel.classes) > 1 and channel.full():
+                    members.update(dict.fromkeys(channel.classes))
         for channel in self._dirty_channels:
-            members.update(dict.fromkeys(channel.flows))
+            members.update(dict.fromkeys(channel.classes))
         self._dirty_channels.clear()
-        self._dirty_flows.clear()
+        self._dirty_classes.clear()
+        touched = set(members)  # their members changed: their next end may have too
         while members:
-            flows = list(members)
-            on: dict[Channel, list[Flow]] = {}
-            for flow in flows:
-                for c in flow.channels:
-                    on.setdefault(c, []).append(flow)
-            outside = {c: max(c.load - math.fsum(f.rate for f in inside), 0.0)
-                       if len(inside) < len(c.flows) else 0.0 for c, inside in on.items()}
+            classes = list(members)
+            counts = [len(k.members) for k in classes]
+            on: dict[Channel, list[FlowClass]] = {}
+            inside_load: dict[Channel, float] = {}
+            for cls, count in zip(classes, counts, strict=True):
+                for channel in cls.channels:
+                    if channel in on:
+                        on[channel].append(cls)
+                        inside_load[channel] += cls.rate * count
+                    else:
+                        on[channel] = [cls]
+                        inside_load[channel] = cls.rate * count
+            outside = {c: max(c.load - inside_load[c], 0.0) if len(inside) < len(c.classes)
+                       else 0.0 for c, inside in on.items()}
             capacity = {c: max(c.capacity_bps - outside[c], 0.0) for c in on}
-            rates = max_min_rates([f.channels for f in flows], capacity, [f.cap for f in flows])
-            rate_of = dict(zip(flows, rates, strict=True))
+            rates = max_min_rates([k.channels for k in classes], capacity,
+                                  [k.cap for k in classes], counts)
+            rate_of = dict(zip(classes, rates, strict=True))
             grow = [c for c, inside in on.items()
-                    if len(inside) < len(c.flows) and self._unsettled(c, inside, members,
+                    if len(inside) < len(c.classes) and self._unsettled(c, inside, members,
                                                                       outside[c], rate_of)]
             if grow:
-                for c in grow:
-                    members.update(dict.fromkeys(c.flows))
+                for channel in grow:
+                    members.update(dict.fromkeys(channel.classes))
                 continue
             self.recomputations += 1
-            self.flows_rated += len(flows)
-            for flow, rate in rate_of.items():
-                flow._advance(now)
-                if rate != flow.rate or flow.version == 0:
-                    flow.rate = rate
-                    flow.version += 1
-                    if rate > 0:
-                        finish = now + flow.remaining / rate
-                        heapq.heappush(self._heap, (finish, next(self._sequence), flow.version,
-                                                    flow))
-            for c, inside in on.items():
-                c.load = outside[c] + math.fsum(f.rate for f in inside)
+            self.classes_solved += len(classes)
+            for cls, rate in rate_of.items():
+                if rate != cls.rate:
+                    self._set_rate(cls, rate)
+                elif cls in touched:
+                    self._reschedule(cls)
+            for channel, inside in on.items():
+                channel.load = outside[channel] + math.fsum(k.rate * k.count for k in inside)
             break
         self._arm()
 
     @staticmethod
-    def _unsettled(channel: Channel, inside: list[Flow], members, outside_load: float,
+    def _unsettled(channel: Channel, inside: list[FlowClass], members, outside_load: float,
                    rate_of: dict) -> bool:
-        """Whether ``channel``'s flows outside the solved set may have to change: it was full
-        and no longer is (flows held back by it may speed up), or it is full and the fastest
-        flows inside and outside the set differ (on a full channel the flows it holds back are
-        its fastest, so one side is not where max-min puts it)."""
+        """Whether ``channel``'s classes outside the solved set may have to change: it was full
+        and no longer is (classes held back by it may speed up), or it is full and the fastest
+        classes inside and outside the set differ (on a full channel the classes it holds back
+        are its fastest, so one side is not where max-min puts it)."""
         limit = channel.capacity_bps * (1 - _TOLERANCE)
-        if outside_load + math.fsum(rate_of[f] for f in inside) < limit:
+        if outside_load + math.fsum(rate_of[k] * k.count for k in inside) < limit:
             return channel.load >= limit
-        fastest_inside = max(rate_of[f] for f in inside)
-        fastest_outside = max(f.rate for f in channel.flows if f not in members)
+        fastest_inside = max(rate_of[k] for k in inside)
+        fastest_outside = max(k.rate for k in channel.classes if k not in members)
         return abs(fastest_inside - fastest_outside) > _TOLERANCE * channel.capacity_bps
 
     def _arm(self) -> None:
-        """Make sure a wake-up is scheduled at the earliest valid completion."""
+        """Make sure a wake-up is scheduled at the earliest valid class end."""
         heap = self._heap
-        while heap and (not heap[0][3].alive or heap[0][2] != heap[0][3].version):
+        while heap and heap[0][2] != heap[0][3].version:
             heapq.heappop(heap)
         finish = heap[0][0] if heap else math.inf
         if finish < self._wake_at:
@@ -331,16 +365,35 @@ class Fabric:
         now, heap = self.env.now, self._heap
         horizon = now + 1e-12 * max(1.0, now)
         while heap:
-            finish, _, version, flow = heap[0]
-            if flow.alive and version == flow.version:
-                left = max(flow.remaining - flow.rate * (now - flow.last), 0.0)
+            finish, _, version, cls = heap[0]
+            if version != cls.version:
+                heapq.heappop(heap)
+                continue
+            if finish > horizon:
+                first = cls.first()
+                left = first.tag - cls.virtual_at(now) if first is not None else 0.0
                 # not done unless due, or the time left is too small to move the clock at all
-                if finish > horizon and now + left / flow.rate > now:
+                if first is not None and now + max(left, 0.0) / cls.rate > now:
                     break
-                heapq.heappop(heap)
-                self._remove(flow)
-                flow.remaining = 0.0
-                flow.event.succeed()
-            else:
-                heapq.heappop(heap)
+            heapq.heappop(heap)
+            self._finish_due(cls, now)
         self._arm()
+
+    def _finish_due(self, cls: FlowClass, now: float) -> None:
+        """End every member of ``cls`` whose last bit is sent by now."""
+        cls.advance(now)
+        tolerance = 1e-9 * max(1.0, abs(cls.virtual))
+        done = []
+        while True:
+            first = cls.first()
+            if first is None or first.tag - cls.virtual > tolerance and not (
+                    cls.rate > 0 and now + (first.tag - cls.virtual) / cls.rate <= now):
+                break
+            heapq.heappop(cls.heap)
+            done.append(first)
+        for flow in done:
+            self._leave(flow)
+            flow.sent_at_end = flow.nbits
+            flow.event.succeed()
+        if cls.members and cls.key in self._classes:
+            self._reschedule(cls)

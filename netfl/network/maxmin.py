@@ -21,16 +21,19 @@ _RELATIVE_TOLERANCE = 1e-12
 
 
 def max_min_rates(paths: Sequence[Sequence[Hashable]], capacity: Mapping[Hashable, float],
-                  caps: Sequence[float] | None = None) -> list[float]:
+                  caps: Sequence[float] | None = None,
+                  counts: Sequence[int] | None = None) -> list[float]:
     """The max-min fair rate (bit/s) of each flow.
 
     ``paths[i]``: the channels flow i crosses (each at most once); ``capacity[c]``: channel c's
-    capacity in bit/s (>= 0); ``caps[i]``: flow i's own upper bound (``math.inf`` for none).
-    A flow with no channel gets its cap (which must then be finite).
+    capacity in bit/s (>= 0); ``caps[i]``: flow i's own upper bound (``math.inf`` for none);
+    ``counts[i]``: how many identical flows entry i stands for (1 each by default; the rate
+    returned is each one's). A flow with no channel gets its cap (which must then be finite).
     Cost: O((sum of path lengths + channels) log channels).
     """
     n = len(paths)
     caps = [math.inf] * n if caps is None else list(caps)
+    counts = [1] * n if counts is None else list(counts)
     rates = [0.0] * n
     frozen = [False] * n
     flows_on: dict[Hashable, list[int]] = {}
@@ -43,7 +46,7 @@ def max_min_rates(paths: Sequence[Sequence[Hashable]], capacity: Mapping[Hashabl
         for channel in path:
             flows_on.setdefault(channel, []).append(i)
     left = {c: max(float(capacity[c]), 0.0) for c in flows_on}
-    count = {c: len(f) for c, f in flows_on.items()}
+    count = {c: sum(counts[i] for i in f) for c, f in flows_on.items()}
     order = {c: k for k, c in enumerate(flows_on)}  # ties broken by first appearance
     shares = [(left[c] / count[c], order[c], c) for c in flows_on]
     heapq.heapify(shares)
@@ -53,8 +56,8 @@ def max_min_rates(paths: Sequence[Sequence[Hashable]], capacity: Mapping[Hashabl
     def freeze(i: int, rate: float) -> None:
         rates[i], frozen[i] = rate, True
         for c in paths[i]:
-            left[c] = max(left[c] - rate, 0.0)
-            count[c] -= 1
+            left[c] = max(left[c] - rate * counts[i], 0.0)
+            count[c] -= counts[i]
             if count[c]:
                 heapq.heappush(shares, (left[c] / count[c], order[c], c))
 

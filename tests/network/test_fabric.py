@@ -112,3 +112,27 @@ def test_a_link_down_anywhere_on_the_path_fails_the_flow_and_frees_every_channel
     assert outcome["long"] == ("failed", 1.0, True, pytest.approx(2e6))
     assert outcome["local"] == pytest.approx(1.0 + 6e6 / 4e6)  # alone on second from 1 s
     assert first.load == 0 and second.load == 0 and not first.flows
+
+
+def test_a_hundred_flows_on_one_channel_are_one_class_ending_as_processor_sharing():
+    env = simpy.Environment()
+    fabric = Fabric(env)
+    cell = Channel(fabric, "cell", 1e6)
+    sizes = [1e4 * (k + 1) for k in range(100)]
+    ends = {}
+
+    def run(k):
+        yield fabric.transmit([cell], [object()], sizes[k]).event
+        ends[k] = env.now
+
+    for k in range(100):
+        env.process(run(k))
+    env.run()
+    # processor sharing: the k-th smallest ends after the ones before, with n - k flows left
+    expected, t, previous = [], 0.0, 0.0
+    for k, size in enumerate(sizes):
+        t += (size - previous) * (100 - k) / 1e6
+        previous = size
+        expected.append(t)
+    assert [ends[k] for k in range(100)] == pytest.approx(expected, rel=1e-9)
+    assert fabric.classes_solved <= 2 * fabric.recomputations  # one class, not 100 flows

@@ -24,6 +24,14 @@ def test_a_capped_flow_leaves_its_share_to_the_others():
     assert rates == pytest.approx([1.0, 4.0, 4.0])
 
 
+def test_counts_stand_for_identical_flows():
+    # a class of 3 flows and a capped one share 9: 1 for the capped, (9 - 1) / 3 for the others
+    rates = max_min_rates([["a"], ["a"]], {"a": 9.0}, caps=[math.inf, 1.0], counts=[3, 1])
+    assert rates == pytest.approx([8 / 3, 1.0])
+    assert max_min_rates([["a", "b"], ["b"]], {"a": 10.0, "b": 6.0},
+                         counts=[2, 1]) == pytest.approx([2.0, 2.0])
+
+
 def test_a_flow_on_no_channel_gets_its_cap_and_needs_one():
     assert max_min_rates([[]], {}, caps=[5.0]) == [5.0]
     with pytest.raises(ValueError, match="no cap"):

@@ -1,0 +1,132 @@
+"""Flows, their classes and the channels they cross (the fabric's state; ``fabric.py``).
+
+A :class:`Flow` is a number of bits crossing one or more channels together; flows over the same
+channels with the same cap form one :class:`FlowClass`, which has one rate and a virtual clock
+(the bits each member has been sent since the class was made), so a rate change is one update
+per class. A :class:`Channel` is one direction of capacity.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from netfl.network.fabric import Fabric
+
+TOLERANCE = 1e-9  # relative: a channel this close to its capacity is full
+
+
+class LinkDown(Exception):
+    """Internal: a link of the flow's path went down. The network turns it into TransferFailed."""
+
+    def __init__(self, link):
+        super().__init__(link)  # args must be the constructor's: SimPy re-creates the exception
+        self.link = link
+
+    def __str__(self) -> str:
+        return f"link {getattr(self.link, 'name', self.link)} went down"
+
+
+class FlowClass:
+    """The flows over the same channels with the same cap: one rate, one virtual clock."""
+
+    __slots__ = ("key", "channels", "cap", "members", "heap", "rate", "virtual", "last",
+                 "version")
+
+    def __init__(self, key, channels, cap: float, now: float):
+        self.key, self.channels, self.cap = key, channels, cap
+        self.members: dict[Flow, None] = {}  # insertion-ordered: deterministic
+        self.heap: list[tuple[float, int, Flow]] = []  # (finish tag, seq, flow), lazy
+        self.rate, self.virtual, self.last, self.version = 0.0, 0.0, now, 0
+
+    @property
+    def count(self) -> int:
+        return len(self.members)
+
+    def virtual_at(self, now: float) -> float:
+        return self.virtual + self.rate * (now - self.last)
+
+    def advance(self, now: float) -> None:
+        self.virtual, self.last = self.virtual_at(now), now
+
+    def first(self) -> Flow | None:
+        """The member that finishes first (stale heap entries dropped)."""
+        heap = self.heap
+        while heap and (heap[0][2].cls is not self or heap[0][2].entry != heap[0][1]):
+            heapq.heappop(heap)  # it left (or left and came back: another entry)
+        return heap[0][2] if heap else None
+
+
+class Flow:
+    """``nbits`` crossing ``channels`` together. ``event`` succeeds when the last bit has been
+    sent (serialization at the flow's rate; propagation is the transport's business) or fails
+    with :class:`LinkDown` when a link of ``links`` goes down."""
+
+    __slots__ = ("event", "channels", "links", "nbits", "cap", "cls", "tag", "entry",
+                 "sent_at_end")
+
+    def __init__(self, event, channels, links, nbits: float, cap: float):
+        self.event, self.channels, self.links = event, tuple(channels), tuple(links)
+        self.nbits, self.cap = float(nbits), float(cap)
+        self.cls: FlowClass | None = None
+        self.tag = 0.0  # the class's virtual time at which the last bit is sent
+        self.entry = -1  # the sequence number of its live entry in its class's heap
+        self.sent_at_end = 0.0
+
+    @property
+    def alive(self) -> bool:
+        return self.cls is not None
+
+    @property
+    def rate(self) -> float:
+        return self.cls.rate if self.cls is not None else 0.0
+
+    @property
+    def sent_bits(self) -> float:
+        """Bits sent so far (as of its class's last update, or its end)."""
+        if self.cls is None:
+            return self.sent_at_end
+        return self.nbits - max(self.tag - self.cls.virtual, 0.0)
+
+    def sent_by(self, now: float) -> float:
+        """Bits sent by ``now`` (at its current rate since its class's last update)."""
+        if self.cls is None:
+            return self.sent_at_end
+        return self.nbits - max(self.tag - self.cls.virtual_at(now), 0.0)
+
+
+class Channel:
+    """One direction of capacity (bit/s), shared by the flows crossing it."""
+
+    __slots__ = ("fabric", "name", "capacity_bps", "classes", "load")
+
+    def __init__(self, fabric: Fabric, name: str, capacity_bps: float):
+        self.fabric, self.name = fabric, name
+        self.capacity_bps = float(capacity_bps)
+        self.classes: dict[FlowClass, None] = {}  # insertion-ordered: deterministic sums
+        self.load = 0.0  # the sum of its flows' rates (bit/s)
+
+    @property
+    def flows(self) -> list[Flow]:
+        return [flow for cls in self.classes for flow in cls.members]
+
+    @property
+    def active_flows(self) -> int:
+        return sum(cls.count for cls in self.classes)
+
+    def full(self) -> bool:
+        return self.load >= self.capacity_bps * (1 - TOLERANCE)
+
+    def set_capacity(self, capacity_bps: float) -> None:
+        """Change the capacity from now on (rates of the flows on it follow)."""
+        self.fabric.touch_channel(self)
+        self.capacity_bps = float(capacity_bps)
+
+    def transmit(self, nbits: float, owner: object = None) -> Flow:
+        """A flow over this channel alone (``owner``: the link whose going down fails it)."""
+        return self.fabric.transmit([self], [owner] if owner is not None else [], nbits)
+
+    def fail(self, link: object) -> int:
+        """Fail every flow on this channel whose path includes ``link``; return how many."""
+        return self.fabric.fail_link_on(self, link)
