@@ -15,8 +15,8 @@ a Resource for size / rate seconds per hop.
     python benchmarks/bench_network.py [--transfers 20000]
 
 Prints transfers/s per workload for the ``tcp`` and ``fluid`` transports and raw SimPy, the
-fabric's solver passes per transfer and flow classes solved per pass, and last ``network_vs_raw_simpy: X``: the
-smallest tcp ratio over the workloads.
+fabric's solver passes per transfer and flow classes solved per pass, and last
+``network_vs_raw_simpy: X``: the smallest tcp ratio over the workloads.
 """
 
 from __future__ import annotations

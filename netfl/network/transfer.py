@@ -52,7 +52,10 @@ class Network:
         self._nodes_down: set[str] = set()  # dropped-out nodes (their new links start down)
         self._link_up_event: simpy.Event | None = None
         self.fabric = Fabric(env)
-        self.transport = make_transport(spec.transport)
+        self.transport = make_transport(spec.transport)  # links.transport
+        self._class_transport = {name: make_transport(getattr(spec, name).transport)
+                                 for name in ("access", "backhaul", "core")
+                                 if getattr(spec, name).transport is not None}
         self._build_links()
         # Routes among edge servers and the cloud; clients join through their access point.
         self._up_graph = nx.subgraph_view(
@@ -238,7 +241,7 @@ class Network:
             try:
                 if path is None:
                     raise HopFailed(None, "no-route", 0.0)
-                sent, lost, path = yield from self.transport.deliver(self, path, nbits)
+                sent, lost, path = yield from self._deliver(path, nbits)
                 wire_bits += sent
                 retransmissions += lost
             except HopFailed as failure:
@@ -254,13 +257,13 @@ class Network:
                         raise TransferFailed(src, dst, failure.reason, (link.u, link.v)) from None
                     nbits -= failure.progress_bits
                     # a pipelined flow's received part went on with it; a stored one is sent on
-                    if (not self.transport.pipelined and old != dst
-                            and failure.progress_bits > 0):
+                    pipelined = self.transport_of(link).pipelined
+                    if not pipelined and old != dst and failure.progress_bits > 0:
                         forwards.append(self.env.process(
                             self._forward_part(old, dst, failure.progress_bits / 8.0)))
                     if not everything_sent:
                         continue
-                    if not self.transport.pipelined:
+                    if not pipelined:
                         path = [src, old]  # the old RSU got it all; the forward carries it on
                 else:
                     will_retry = retries < retry.attempts
@@ -285,6 +288,35 @@ class Network:
                 raw_nbytes=raw_nbytes)
             self.trace.emit(report)
             return report
+
+    def transport_of(self, link: Link):
+        """The transport that carries ``link``: its class's, or links.transport."""
+        return self._class_transport.get(link.link_class, self.transport)
+
+    def _deliver(self, path: list[str], nbits: float):
+        """Cross ``path``: in one piece, or (where link classes have transports of their own)
+        piece by piece, each run of links with one transport carried by it, the node between
+        two runs receiving the whole message before the next starts. Returns (wire bits,
+        retransmissions, the path taken) or raises HopFailed (wire bits of the whole attempt)."""
+        if not self._class_transport:
+            return (yield from self.transport.deliver(self, path, nbits))
+        wire, lost, taken, k = 0.0, 0, [path[0]], 0
+        while k < len(path) - 1:
+            transport = self.transport_of(self.link(path[k], path[k + 1]))
+            end = k + 1
+            while end < len(path) - 1 and self.transport_of(
+                    self.link(path[end], path[end + 1])) is transport:
+                end += 1
+            try:
+                sent, resent, piece = yield from transport.deliver(self, path[k:end + 1], nbits,
+                                                                   held=k > 0)
+            except HopFailed as failure:
+                failure.wire_bits += wire
+                raise
+            wire, lost = wire + sent, lost + resent
+            taken += piece[1:]
+            k = end
+        return wire, lost, taken
 
     def _forward_part(self, old: str, dst: str, nbytes: float):
         """Carry the part of a resumed upload that ``old`` received on to ``dst``; returns

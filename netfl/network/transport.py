@@ -1,6 +1,6 @@
 """How a transfer crosses its path: TCP, fluid or store-and-forward (docs/models/network.md).
 
-Each transport's ``deliver(network, path, nbits)`` is a generator that returns
+Each transport's ``deliver(network, path, nbits, held)`` is a generator that returns
 ``(wire_bits, retransmissions, path)`` (the path it took) once the last bit has arrived at the
 path's end, or raises :class:`HopFailed`. ``wire_bits`` counts every bit sent on every hop
 (headers and re-sends included); ``HopFailed.progress_bits`` is the part of the payload that got
@@ -67,7 +67,7 @@ class Pipelined:
         else:
             self.segment_bits, self.overhead = 0.0, 1.0
 
-    def deliver(self, network, path: list[str], nbits: float):
+    def deliver(self, network, path: list[str], nbits: float, held: bool = False):
         links, channels = _path_links(network, path)
         for link in links:
             if not link.up:
@@ -221,19 +221,22 @@ class StoreAndForward:
     def __init__(self, spec):
         self.custody_timeout_s = spec.custody_timeout
 
-    def deliver(self, network, path: list[str], nbits: float):
+    def deliver(self, network, path: list[str], nbits: float, held: bool = False):
+        """``held``: the message is already in the network at ``path[0]`` (it arrived there over
+        links of another transport), so that node holds it in custody too."""
         world, dst = network.world, path[-1]
         wire, lost, k = 0.0, 0, 0
         while k < len(path) - 1:
             u, v = path[k], path[k + 1]
             link = network.link(u, v)
-            if k > 0 and not link.up:  # in custody at u: wait for a way on
+            relay = k > 0 or held
+            if relay and not link.up:  # in custody at u: wait for a way on
                 path = path[:k] + (yield from self._custody(network, u, dst, link, wire))
                 continue
             if v == dst and world.tier(dst) == CLIENT and not world.is_attached(dst, u):
                 rest = network.route(u, dst)  # the receiver moved on: follow it
                 if rest is None:
-                    if k == 0:
+                    if not relay:
                         raise HopFailed(None, "no-route", wire)
                     rest = yield from self._custody(network, u, dst, None, wire)
                 path = path[:k] + rest
@@ -241,7 +244,7 @@ class StoreAndForward:
             try:
                 sent, resent = yield from self._hop(network, link, u, v, nbits)
             except HopFailed as failure:
-                if k == 0 or failure.reason == "loss":
+                if not relay or failure.reason == "loss":
                     failure.wire_bits += wire
                     raise
                 wire += failure.wire_bits  # the message is still at u: try again from there

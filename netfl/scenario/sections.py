@@ -179,7 +179,8 @@ class LinkSpec(Section):
     """One link class. Each direction has its own capacity; ``rate_up`` (towards the cloud) and
     ``rate_down`` default to ``rate``. With ``shared``, all access links of one edge server share
     its capacity per direction (one radio cell) instead of each having their own. ``rate`` is
-    required everywhere but on an iov world's access class, whose rates come from its radio."""
+    required everywhere but on an iov world's access class, whose rates come from its radio.
+    ``transport`` overrides ``links.transport`` on this class's links (docs/models/network.md)."""
 
     rate: Rate | None = None
     rate_up: Rate | None = None
@@ -188,6 +189,7 @@ class LinkSpec(Section):
     loss: Loss = NoLoss()
     availability: LinkAvailability = AlwaysUp()
     shared: bool = False
+    transport: Transport | None = None  # this class's, instead of links.transport
 
 
 class RetrySpec(Section):

@@ -188,3 +188,29 @@ def test_a_link_going_down_during_slow_start_fails_the_transfer_at_once(netbench
     rtt = 0.100 + SEGMENT_BITS / 1e9
     sent = (10 + 18) * SEGMENT_BITS + 36 * SEGMENT_BITS * (0.35 - 0.100 - 2 * rtt) / rtt
     assert fail.wire_bytes == pytest.approx(sent / 8, rel=1e-6)
+
+
+def ring_of_two(netbench, **backhaul):
+    """Clients c0, c1 under e0, e1 on fluid 8 Mbps access links; e0 - e1 a 1 Gbps link that is
+    down from 0.5 s to 3 s."""
+    bench = netbench({"clients": 2, "edge_servers": 2, "topology": {"kind": "ring"},
+                      "cloud": "none"},
+                     {"access": {"rate": "8 Mbps", "delay": "10 ms"},
+                      "backhaul": {"rate": "1 Gbps", "delay": "2 ms", **backhaul,
+                                   "availability": {"kind": "schedule",
+                                                    "down": [["0.5 s", "3 s"]]}},
+                      "transport": {"kind": "fluid"}})
+    bench.network.start()
+    return bench
+
+
+def test_a_link_class_can_carry_its_own_transport(netbench):
+    # the ring stores and forwards: e0 holds the message until its link is back; the last
+    # piece starts when e1 has it all
+    bench = ring_of_two(netbench, transport={"kind": "store-and-forward"})
+    when = finish(bench, src="c0", dst="c1")
+    assert when == pytest.approx(3.0 + (MB * 8 / 1e9 + 0.002) + (1.0 + 0.010))
+    end = next(r for r in bench.records if isinstance(r, TransferEnd))
+    assert end.path == ("c0", "e0", "e1", "c1") and end.wire_bytes == pytest.approx(3 * MB)
+    # one transport for all: the ring's outage cuts the pipelined transfer
+    assert isinstance(finish(ring_of_two(netbench), src="c0", dst="c1"), TransferFailed)
