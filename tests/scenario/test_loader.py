@@ -258,3 +258,11 @@ def test_tcp_parameters_are_checked_with_the_field_named(tiny):
     tiny["links"]["transport"] = {"kind": "tcp", "receive_window": "64 KiB", "handshake": False}
     transport = load_scenario(tiny).links.transport
     assert transport.receive_window == 65536 and not transport.handshake
+
+
+def test_a_link_class_takes_its_own_transport(tiny):
+    tiny["links"]["core"]["transport"] = {"kind": "store-and-forward", "custody_timeout": "10 min"}
+    links = load_scenario(tiny).links
+    assert links.core.transport.custody_timeout == 600 and links.access.transport is None
+    tiny["links"]["core"]["transport"] = {"kind": "carrier-pigeon"}
+    assert only(tiny).path.startswith("links.core.transport")
