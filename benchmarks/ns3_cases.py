@@ -82,20 +82,23 @@ def chain(name: str, group: str, hops: int, rate: float, delay: float, nbytes: f
 
 def dumbbell(name: str, group: str, flows: int, rate: float, delay: float, nbytes: float,
              access_delays: list[float] | None = None, starts: list[float] | None = None,
-             access_rate: float = 1 * Gbps, note: str = "") -> Case:
+             access_rate: float = 1 * Gbps, note: str = "",
+             sizes: list[float] | None = None) -> Case:
     """``flows`` senders s_i, each on its own fast access link to r0, share r0 - r1 (``rate``,
     ``delay``) towards one receiver d behind r1."""
     access_delays = access_delays or [1 * ms] * flows
     starts = starts or [0.0] * flows
     links = [LinkDesc(f"s{i}", "r0", access_rate, access_delays[i]) for i in range(flows)]
     links += [LinkDesc("r0", "r1", rate, delay), LinkDesc("r1", "d", access_rate, 1 * ms)]
-    what = f"{flows} x {_size(nbytes)} share {_rate(rate)}, {delay * 1e3:g} ms"
+    sizes = sizes or [nbytes] * flows
+    what = (f"{flows} x {_size(nbytes)}" if len(set(sizes)) == 1 else
+            " + ".join(_size(x) for x in sizes)) + f" share {_rate(rate)}, {delay * 1e3:g} ms"
     if len(set(access_delays)) > 1:
         what += f"; access delays {'/'.join(f'{d * 1e3:g}' for d in access_delays)} ms"
     if any(starts):
         what += f"; starts {'/'.join(f'{t:g}' for t in starts)} s"
     return Case(name, group, tuple(links),
-                tuple(FlowDesc(f"s{i}", "d", nbytes, starts[i]) for i in range(flows)), note=note,
+                tuple(FlowDesc(f"s{i}", "d", sizes[i], starts[i]) for i in range(flows)), note=note,
                 what=what)
 
 
@@ -190,6 +193,13 @@ def cases() -> list[Case]:
         chain("isl-1MB", "isl", 4, 10 * Gbps, 10 * ms, 1 * MB),
         chain("isl-10MB", "isl", 4, 10 * Gbps, 10 * ms, 10 * MB),
         chain("isl-30MB", "isl", 4, 10 * Gbps, 10 * ms, 30 * MB),
+        # slow start against other flows on high bandwidth-delay paths
+        dumbbell("ramp-late-short", "ramp-contention", 2, 1 * Gbps, 20 * ms, 30 * MB,
+                 starts=[0.0, 0.3], sizes=[30 * MB, 1 * MB]),
+        dumbbell("ramp-together-high", "ramp-contention", 2, 1 * Gbps, 25 * ms, 10 * MB),
+        dumbbell("ramp-staggered-small", "ramp-contention", 10, 100 * Mbps, 20 * ms, 200 * KB,
+                 starts=[0.05 * i for i in range(10)]),
+        dumbbell("ramp-many-high", "ramp-contention", 8, 1 * Gbps, 20 * ms, 5 * MB),
         # an IoV radio cell (not comparable today)
         iov_cell(),
     ]
