@@ -285,11 +285,12 @@ def sumo_trace(
 
 @app.command("list")
 def list_(what: str = typer.Argument(
-        "all", help="algorithms, worlds, datasets, models, devices or all")) -> None:
-    """List what scenarios can name: algorithms, worlds, data sets, models, device presets."""
+        "all", help="algorithms, worlds, datasets, models, devices, transports or all")) -> None:
+    """List what scenarios can name: algorithms, worlds, data sets, models, device presets,
+    transports."""
     from netfl.compute.device import PRESETS
     from netfl.scenario import Scenario, variants
-    from netfl.scenario.sections import DataSpec
+    from netfl.scenario.sections import DataSpec, Links
 
     def kinds(field: str) -> list[tuple[str, str]]:
         return [(tag, _first_line(model))
@@ -303,6 +304,8 @@ def list_(what: str = typer.Argument(
         "models": kinds("model"),
         "devices": [(name, f"{p.flops / 1e9:g} GFLOP/s effective, {p.memory_bytes / 1e9:g} GB: "
                      f"{p.basis}") for name, p in PRESETS.items()],
+        "transports": [(tag, _first_line(model)) for tag, model in
+                       variants(Links.model_fields["transport"].annotation)],
     }
     if what != "all" and what not in sections:
         err.print(f"[red]unknown list {what!r}[/red]; choose: all, {', '.join(sections)}")

@@ -67,6 +67,9 @@ def test_list():
     for word in ("hier-fedavg", "fedavg", "edge", "digits", "mlp", "fake", "raspberry-pi-4"):
         assert word in result.output
     assert runner.invoke(app, ["list", "nonsense"]).exit_code == 2
+    transports = runner.invoke(app, ["list", "transports"])
+    assert transports.exit_code == 0
+    assert all(k in transports.output for k in ("tcp", "fluid", "store-and-forward"))
 
 
 def test_quickstart_end_to_end_with_the_console_script(tmp_path):
