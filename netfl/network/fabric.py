@@ -1,9 +1,7 @@
 """Flows that hold every channel of their path at once, at their max-min fair rates.
 
-A :class:`Flow` is a number of bits crossing one or more channels together (a pipelined
-transfer: packets are on every link of the path at once, so the bottleneck decides the rate).
-The :class:`Fabric` keeps every flow's rate at its max-min fair share (``maxmin.py``) and
-schedules only the earliest completion.
+A :class:`Flow` (``flow.py``) crosses one or more channels together; the :class:`Fabric` keeps
+every flow at its max-min fair rate (``maxmin.py``) and schedules only the earliest completion.
 
 **Classes.** Flows over the same channels with the same cap get the same max-min rate, so the
 fabric solves and schedules them as one class: the solver sees a class once, with its count,
@@ -140,24 +138,38 @@ class Fabric:
         left = max(flow.tag - old.virtual, 0.0)
         del old.members[flow]
         if not old.members:
-            del self._classes[old.key]
-            for channel in old.channels:
-                del channel.classes[old]
-            old.version += 1
+            self._drop(old)
         else:
             self._reschedule(old)
         flow.cap = cap
         if target is None:
-            target = self._classes[(flow.channels, cap)] = FlowClass(
-                (flow.channels, cap), flow.channels, cap, now)
+            target = self._register(flow.channels, cap)
             target.rate = old.rate
-            for channel in flow.channels:
-                channel.classes[target] = None
-        target.advance(now)
-        flow.cls, flow.tag, flow.entry = target, target.virtual + left, next(self._sequence)
-        target.members[flow] = None
-        heapq.heappush(target.heap, (flow.tag, flow.entry, flow))
+        self._add(target, flow, left)
         self._reschedule(target)
+
+    def _register(self, channels: tuple, cap: float) -> FlowClass:
+        """A new, empty class of these channels and cap, known to them and to the fabric."""
+        key = (channels, cap)
+        cls = self._classes[key] = FlowClass(key, channels, cap, self.env.now)
+        for channel in channels:
+            channel.classes[cls] = None
+        return cls
+
+    def _drop(self, cls: FlowClass) -> None:
+        """Forget an empty class (its scheduled end becomes void)."""
+        del self._classes[cls.key]
+        for channel in cls.channels:
+            del channel.classes[cls]
+        self._dirty_classes.pop(cls, None)
+        cls.version += 1
+
+    def _add(self, cls: FlowClass, flow: Flow, left_bits: float) -> None:
+        """Make ``flow``, with ``left_bits`` to go, a member of ``cls`` from now on."""
+        cls.advance(self.env.now)
+        flow.cls, flow.tag, flow.entry = cls, cls.virtual + left_bits, next(self._sequence)
+        cls.members[flow] = None
+        heapq.heappush(cls.heap, (flow.tag, flow.entry, flow))
 
     def touch_channel(self, channel: Channel) -> None:
         """Recompute the rates of ``channel``'s flows this instant (its capacity changes now;
@@ -175,18 +187,11 @@ class Fabric:
 
     def _join(self, flow: Flow, left_bits: float) -> None:
         """Add ``flow`` with ``left_bits`` to go to the class of its channels and cap."""
-        now = self.env.now
-        key = (flow.channels, flow.cap)
-        cls = self._classes.get(key)
+        cls = self._classes.get((flow.channels, flow.cap))
         fresh = cls is None
         if fresh:
-            cls = self._classes[key] = FlowClass(key, flow.channels, flow.cap, now)
-            for channel in flow.channels:
-                channel.classes[cls] = None
-        cls.advance(now)
-        flow.cls, flow.tag, flow.entry = cls, cls.virtual + left_bits, next(self._sequence)
-        cls.members[flow] = None
-        heapq.heappush(cls.heap, (flow.tag, flow.entry, flow))
+            cls = self._register(flow.channels, flow.cap)
+        self._add(cls, flow, left_bits)
         for channel in cls.channels:  # it runs at its class's rate until a pass says otherwise
             channel.load += cls.rate
         fits = self._fits_fresh(cls) if fresh else self._fits_more(cls)
@@ -242,11 +247,7 @@ class Fabric:
                 self._dirty_channels[channel] = None
                 changed = True
         if not cls.members:
-            del self._classes[cls.key]
-            for channel in cls.channels:
-                del channel.classes[cls]
-            self._dirty_classes.pop(cls, None)
-            cls.version += 1  # its scheduled end is void
+            self._drop(cls)
         elif not changed:
             self._reschedule(cls)
         if changed:
