@@ -28,8 +28,7 @@ import math
 
 import simpy
 
-from netfl.network.flow import TOLERANCE as _TOLERANCE
-from netfl.network.flow import Channel, Flow, FlowClass, LinkDown
+from netfl.network.flow import TOLERANCE, Channel, Flow, FlowClass, LinkDown, unsettled
 from netfl.network.maxmin import max_min_rates
 
 __all__ = ["Channel", "Fabric", "Flow", "LinkDown"]
@@ -78,7 +77,7 @@ class Fabric:
         if old.count == 1 and (flow.channels, cap) not in self._classes:
             self._recap_alone(flow, cap)
             return
-        if not self._pending and cap > flow.cap and old.rate < old.cap * (1 - _TOLERANCE):
+        if not self._pending and cap > flow.cap and old.rate < old.cap * (1 - TOLERANCE):
             target = self._classes.get((flow.channels, float(cap)))
             if target is None or target.rate == old.rate:
                 self._move(flow, float(cap), target)  # a cap that does not bind: same rate
@@ -93,7 +92,7 @@ class Fabric:
         rate changes without solving where the new cap does not bind (a channel holds it back)
         or where it rises into spare capacity that no other class needs."""
         cls = flow.cls
-        held_by_cap = cls.rate >= cls.cap * (1 - _TOLERANCE)
+        held_by_cap = cls.rate >= cls.cap * (1 - TOLERANCE)
         raised = cap > cls.cap
         del self._classes[cls.key]
         cls.key, cls.cap, flow.cap = (flow.channels, cap), cap, cap
@@ -125,8 +124,8 @@ class Fabric:
             return None
         for channel in cls.channels:
             spare = channel.capacity_bps - channel.load + cls.rate
-            if rate >= spare - _TOLERANCE * channel.capacity_bps and any(
-                    other.rate > rate * (1 + _TOLERANCE)
+            if rate >= spare - TOLERANCE * channel.capacity_bps and any(
+                    other.rate > rate * (1 + TOLERANCE)
                     for other in channel.classes if other is not cls):
                 return None  # it fills a channel where a faster flow would have to slow down
         return rate
@@ -218,12 +217,12 @@ class Fabric:
         """Whether a class held by its own cap keeps its rate with one member more (counted in
         its channels' loads already) and changes no other class's: no channel over capacity,
         and every channel it fills carries no faster class."""
-        if self._pending or cls.rate < cls.cap * (1 - _TOLERANCE):
+        if self._pending or cls.rate < cls.cap * (1 - TOLERANCE):
             return False  # held back by a channel: one more member changes the share there
         for channel in cls.channels:
-            if channel.load > channel.capacity_bps * (1 + _TOLERANCE):
+            if channel.load > channel.capacity_bps * (1 + TOLERANCE):
                 return False
-            if channel.full() and any(other.rate > cls.rate * (1 + _TOLERANCE)
+            if channel.full() and any(other.rate > cls.rate * (1 + TOLERANCE)
                                       for other in channel.classes if other is not cls):
                 return False
         return True
@@ -276,13 +275,10 @@ class Fabric:
             self._arm()
 
     def _pass(self, _event=None) -> None:
-        """Re-solve the classes the pending changes can affect, growing the set only as far as
-        rates change: start from the changed classes (with the classes of the full channels
-        they cross: they must share those) and the classes of changed channels, solve them
-        against what the others leave of each channel, then add the classes of every channel
-        where the new rates could break max-min fairness with the classes outside the set
-        (``_unsettled``); repeat until no such channel is left. Channels below capacity hold no
-        flow back, so changes do not spread through them."""
+        """Re-solve the classes the pending changes can affect: the changed classes (with the
+        classes of the full channels they cross) and those of changed channels, solved against
+        what the others leave of each channel; then, while a channel's outside classes may
+        have to change (``flow.unsettled``), add them and solve again."""
         self._pending = False
         members: dict[FlowClass, None] = {c: None for c in self._dirty_classes if c.members}
         for cls in list(members):
@@ -294,6 +290,8 @@ class Fabric:
         self._dirty_channels.clear()
         self._dirty_classes.clear()
         touched = set(members)  # their members changed: their next end may have too
+        if len(members) == 1 and self._alone(next(iter(members))):
+            members = {}
         while members:
             classes = list(members)
             counts = [len(k.members) for k in classes]
@@ -313,9 +311,8 @@ class Fabric:
             rates = max_min_rates([k.channels for k in classes], capacity,
                                   [k.cap for k in classes], counts)
             rate_of = dict(zip(classes, rates, strict=True))
-            grow = [c for c, inside in on.items()
-                    if len(inside) < len(c.classes) and self._unsettled(c, inside, members,
-                                                                      outside[c], rate_of)]
+            grow = [c for c, inside in on.items() if len(inside) < len(c.classes)
+                    and unsettled(c, inside, members, outside[c], rate_of)]
             if grow:
                 for channel in grow:
                     members.update(dict.fromkeys(channel.classes))
@@ -332,19 +329,22 @@ class Fabric:
             break
         self._arm()
 
-    @staticmethod
-    def _unsettled(channel: Channel, inside: list[FlowClass], members, outside_load: float,
-                   rate_of: dict) -> bool:
-        """Whether ``channel``'s classes outside the solved set may have to change: it was full
-        and no longer is (classes held back by it may speed up), or it is full and the fastest
-        classes inside and outside the set differ (on a full channel the classes it holds back
-        are its fastest, so one side is not where max-min puts it)."""
-        limit = channel.capacity_bps * (1 - _TOLERANCE)
-        if outside_load + math.fsum(rate_of[k] * k.count for k in inside) < limit:
-            return channel.load >= limit
-        fastest_inside = max(rate_of[k] for k in inside)
-        fastest_outside = max(k.rate for k in channel.classes if k not in members)
-        return abs(fastest_inside - fastest_outside) > _TOLERANCE * channel.capacity_bps
+    def _alone(self, cls: FlowClass) -> bool:
+        """Solve a class alone on its channels directly: each member gets its cap or the
+        tightest channel's capacity over the members."""
+        if not cls.members or any(len(channel.classes) > 1 for channel in cls.channels):
+            return False
+        count = len(cls.members)
+        rate = min([cls.cap] + [channel.capacity_bps / count for channel in cls.channels])
+        self.recomputations += 1
+        self.classes_solved += 1
+        if rate != cls.rate:
+            self._set_rate(cls, rate)
+        else:
+            self._reschedule(cls)
+        for channel in cls.channels:
+            channel.load = rate * count
+        return True
 
     def _arm(self) -> None:
         """Make sure a wake-up is scheduled at the earliest valid class end."""

@@ -9,6 +9,7 @@ per class. A :class:`Channel` is one direction of capacity.
 from __future__ import annotations
 
 import heapq
+import math
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -130,3 +131,19 @@ class Channel:
     def fail(self, link: object) -> int:
         """Fail every flow on this channel whose path includes ``link``; return how many."""
         return self.fabric.fail_link_on(self, link)
+
+
+def unsettled(channel: Channel, inside: list[FlowClass], members, outside_load: float,
+              rate_of: dict) -> bool:
+    """For the fabric's pass, with the classes ``members`` solved to ``rate_of`` (``inside``:
+    those on ``channel``) against ``outside_load`` from the others: whether ``channel``'s
+    classes outside the solved set may have to change. They may where it was full and no longer
+    is (classes held back by it may speed up), or where it is full and the fastest classes
+    inside and outside the set differ (on a full channel the classes it holds back are its
+    fastest, so one side is not where max-min puts it)."""
+    limit = channel.capacity_bps * (1 - TOLERANCE)
+    if outside_load + math.fsum(rate_of[k] * k.count for k in inside) < limit:
+        return channel.load >= limit
+    fastest_inside = max(rate_of[k] for k in inside)
+    fastest_outside = max(k.rate for k in channel.classes if k not in members)
+    return abs(fastest_inside - fastest_outside) > TOLERANCE * channel.capacity_bps
