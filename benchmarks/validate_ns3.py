@@ -17,7 +17,8 @@ Each case is a pure description (:class:`Case`): nodes joined by links (rate, de
 has the model). The two sides:
 
 * **ns-3** (3.44): every link a point-to-point link (full duplex, the rate each way; the default
-  queues: a 100-packet DropTail device queue under a 1000-packet pfifo_fast queue disc), global
+  queues: a 100-packet DropTail device queue under ns-3's default root queue disc, FqCoDel,
+  which ``Ipv4AddressHelper::Assign`` installs: per-flow queues, CoDel drops), global
   (hop-count) routing, every flow a TCP BulkSend -> PacketSink with MSS 1448 (``SegmentSize``),
   256 MiB send and receive buffers and otherwise ns-3's defaults (Cubic, initial window 10,
   delayed ACKs of 2, SACK, timestamps, window scaling). A flow's completion time is when its sink
@@ -207,7 +208,7 @@ def regenerate(selected: list[Case], jobs: int, path: Path = REFERENCE) -> dict:
         "regenerate": REGENERATE, "ns3": NS3_VERSION,
         "settings": {"tcp": "ns-3 defaults (Cubic, IW10, delayed ACK 2, SACK)",
                      "segment_size": MSS, "snd_rcv_buffer_bytes": TCP_BUFFER,
-                     "queues": "p2p DropTail 100p under pfifo_fast 1000p (defaults)",
+                     "queues": "p2p DropTail 100p under FqCoDel (ns-3 default root queue disc)",
                      "routing": "Ipv4GlobalRouting", "completion": "sink received last byte"},
     })
     results = reference.setdefault("cases", {})

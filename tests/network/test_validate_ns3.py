@@ -1,7 +1,7 @@
 """The ns-3 cross-validation harness (benchmarks/validate_ns3.py), netfl side only: it runs
 against the committed ns-3 reference, so ns-3 need not be installed. CI checks netfl's default
 (tcp) transport against it: the median goal of issue 24, and the 10% goal on every case but the
-three whose ns-3 time is set by drop-tail losses and retransmission time-outs (not modelled:
+three whose ns-3 time is set by queue drops and retransmission time-outs (not modelled:
 docs/models/network.md), which stay within 20%."""
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def test_the_harness_prints_rows_and_the_summary_line(harness, capsys):
     print("\n".join(out))  # the numbers, for whoever runs pytest -s
 
 
-# ns-3 loses packets at the drop-tail bottleneck when 30-200 flows leave slow start together;
+# ns-3's queue (FqCoDel) drops packets when 30-200 flows leave slow start together;
 # some flows then wait out a retransmission time-out (ns-3's minimum: 1 s). netfl has no buffers.
 LOSS_DOMINATED = {"share-30", "share-100", "fl-round-100"}
 
