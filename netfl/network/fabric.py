@@ -78,13 +78,13 @@ class Fabric:
             self._recap_alone(flow, cap)
             return
         if not self._pending and cap > flow.cap and old.rate < old.cap * (1 - TOLERANCE):
-            target = self._classes.get((flow.channels, float(cap)))
+            target = self._classes.get((flow.channels, cap))
             if target is None or target.rate == old.rate:
-                self._move(flow, float(cap), target)  # a cap that does not bind: same rate
+                self._move(flow, cap, target)  # a cap that does not bind: same rate
                 return
         left = flow.nbits - flow.sent_by(self.env.now)
         self._leave(flow)
-        flow.cap = float(cap)
+        flow.cap = cap
         self._join(flow, left)
 
     def _recap_alone(self, flow: Flow, cap: float) -> None:
@@ -101,14 +101,8 @@ class Fabric:
             pass  # its rate is still to be solved this instant
         elif (raised and not held_by_cap) or (not raised and cls.rate <= cap):
             return  # a cap that does not bind: no rate changes
-        elif raised:
-            rate = self._rate_from_spare(cls)
-            if rate is not None:
-                for channel in cls.channels:
-                    channel.load += rate - cls.rate
-                self.classes_fitted += 1
-                self._set_rate(cls, rate)
-                return
+        elif raised and self._take_spare(cls):
+            return
         self._dirty_classes[cls] = None
         self._schedule_pass()
 
@@ -204,11 +198,16 @@ class Fabric:
         """Give a new class a rate from its path's spare capacity without solving, where that
         changes no other class's rate: every channel it fills carries no faster class. False
         (nothing done) where it could."""
-        rate = None if self._pending else self._rate_from_spare(cls)
+        return not self._pending and self._take_spare(cls)
+
+    def _take_spare(self, cls: FlowClass) -> bool:
+        """Give a class of one flow the rate ``_rate_from_spare`` allows (its channels' loads
+        follow); False (nothing done) where there is none."""
+        rate = self._rate_from_spare(cls)
         if rate is None:
             return False
         for channel in cls.channels:
-            channel.load += rate
+            channel.load += rate - cls.rate
         self.classes_fitted += 1
         self._set_rate(cls, rate)
         return True
@@ -239,8 +238,8 @@ class Fabric:
         for channel in cls.channels:
             full = channel.full()
             channel.load = max(channel.load - cls.rate, 0.0)
-            if not cls.members and not any(c is not cls for c in channel.classes):
-                channel.load = 0.0
+            if not cls.members and len(channel.classes) == 1:
+                channel.load = 0.0  # empty now: no rounding left over
             # the others' rates can only change where this channel held some of them back
             if (full or self._pending) and (cls.members or len(channel.classes) > 1):
                 self._dirty_channels[channel] = None
