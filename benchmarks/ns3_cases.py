@@ -50,11 +50,19 @@ class Case:
     medium: str = "p2p"
     cell_rate_bps: float = 0.0
     what: str = ""  # one line for the table
+    distances_m: tuple[float, ...] = ()  # a radio cell's vehicles from the RSU (ns-3 side)
+    seed: int = 1  # ns-3's RngRun
+
+    @property
+    def radio(self) -> bool:
+        return self.medium != "p2p"
 
     def fingerprint(self) -> str:
         """A short hash of what the case simulates (not its name or note)."""
         body = {"links": [asdict(x) for x in self.links], "flows": [asdict(f) for f in self.flows],
                 "tiers": self.tiers, "medium": self.medium, "cell": self.cell_rate_bps}
+        if self.radio:
+            body.update(distances=list(self.distances_m), seed=self.seed)
         return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
 
     def nodes(self) -> list[str]:
@@ -138,15 +146,44 @@ def fl_round(n: int, model_bytes: float = 2 * MB) -> Case:
                      f"{edges} edge servers (100 Mbps core)")
 
 
-def iov_cell(vehicles: int = 5, nbytes: float = 200 * KB) -> Case:
-    """Vehicles uploading to one RSU over an 802.11p cell (ns-3: ad-hoc DCF at 6 Mbps)."""
-    links = tuple(LinkDesc(f"c{i}", "e0", 6 * Mbps, 0.0) for i in range(vehicles))
+def iov_cell(name: str, vehicles: int, nbytes: float, rates: list[float] | None = None,
+             seed: int = 1, rsu_rate: float = 6 * Mbps) -> Case:
+    """``vehicles`` parked 30-400 m from one RSU (spread evenly, the nearest first) upload
+    ``nbytes`` each at once over one 802.11p cell (ns-3: ad hoc DCF, a constant PHY rate per
+    device: ``rates[i]`` for vehicle i, ``rsu_rate`` for the RSU's acknowledgements)."""
+    rates = rates or [6 * Mbps] * vehicles
+    links = tuple(LinkDesc(f"c{i}", "e0", rates[i], 0.0) for i in range(vehicles))
     tiers = {f"c{i}": "client" for i in range(vehicles)}
-    return Case(f"iov-cell-{vehicles}", "iov", links,
+    spread = [30.0 + 370.0 * i / max(vehicles - 1, 1) for i in range(vehicles)]
+    rate_text = (f"{rates[0] / 1e6:g} Mbps" if len(set(rates)) == 1 else
+                 "/".join(f"{r / 1e6:g}" for r in rates) + " Mbps")
+    return Case(name, "radio-cell", links,
                 tuple(FlowDesc(f"c{i}", "e0", nbytes) for i in range(vehicles)), tiers,
-                comparable=False, medium="wifi-80211p", cell_rate_bps=6 * Mbps,
-                note="not comparable: netfl has no shared radio MAC (802.11p DCF) today",
-                what=f"{vehicles} x {_size(nbytes)} up an 802.11p cell at 6 Mbps")
+                medium="wifi-80211p", cell_rate_bps=rsu_rate, distances_m=tuple(spread),
+                seed=seed,
+                what=f"{vehicles} x {_size(nbytes)} up an 802.11p cell at {rate_text}"
+                     + (f", ns-3 run {seed}" if seed != 1 else ""))
+
+
+def radio_cells() -> list[Case]:
+    """The 802.11p cells (issue 25): N = 1..30, 10 KB..10 MB, equal and unequal PHY rates,
+    several ns-3 runs."""
+    mixed6 = [27 * Mbps, 24 * Mbps, 18 * Mbps, 12 * Mbps, 6 * Mbps, 3 * Mbps]
+    return [
+        *[iov_cell(f"cell-{n}x800KB", n, 800 * KB) for n in (1, 2, 5, 10, 15, 30)],
+        iov_cell("cell-5x800KB-run2", 5, 800 * KB, seed=2),
+        iov_cell("cell-5x800KB-run3", 5, 800 * KB, seed=3),
+        *[iov_cell(f"cell-30x800KB-run{k}", 30, 800 * KB, seed=k) for k in (2, 3, 4)],
+        iov_cell("cell-15x800KB-run2", 15, 800 * KB, seed=2),
+        iov_cell("cell-5x10KB", 5, 10 * KB),
+        iov_cell("cell-5x100KB", 5, 100 * KB),
+        iov_cell("cell-2x10MB", 2, 10 * MB),
+        iov_cell("cell-5x800KB-27M", 5, 800 * KB, [27 * Mbps] * 5, rsu_rate=27 * Mbps),
+        iov_cell("cell-10x800KB-12M", 10, 800 * KB, [12 * Mbps] * 10, rsu_rate=12 * Mbps),
+        iov_cell("cell-2-anomaly", 2, 2 * MB, [27 * Mbps, 6 * Mbps]),
+        iov_cell("cell-6-mixed", 6, 800 * KB, mixed6),
+        iov_cell("cell-12-mixed", 12, 800 * KB, mixed6 * 2),
+    ]
 
 
 def cases() -> list[Case]:
@@ -200,8 +237,8 @@ def cases() -> list[Case]:
         dumbbell("ramp-staggered-small", "ramp-contention", 10, 100 * Mbps, 20 * ms, 200 * KB,
                  starts=[0.05 * i for i in range(10)]),
         dumbbell("ramp-many-high", "ramp-contention", 8, 1 * Gbps, 20 * ms, 5 * MB),
-        # an IoV radio cell (not comparable today)
-        iov_cell(),
+        # IoV radio cells: 802.11p (issue 25)
+        *radio_cells(),
     ]
     names = [c.name for c in out]
     assert len(names) == len(set(names)), "case names must be unique"

@@ -48,7 +48,7 @@ def ns3_case(case: Case, time_limit_s: float = 3600.0) -> dict:
     cppyy.cppdef(_NS3_CALLBACKS)
     cb = cppyy.gbl.netfl_validate
     ns.RngSeedManager.SetSeed(1)
-    ns.RngSeedManager.SetRun(1)
+    ns.RngSeedManager.SetRun(case.seed)
     ns.Config.SetDefault("ns3::TcpSocket::SegmentSize", ns.UintegerValue(MSS))
     ns.Config.SetDefault("ns3::TcpSocket::SndBufSize", ns.UintegerValue(TCP_BUFFER))
     ns.Config.SetDefault("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(TCP_BUFFER))
@@ -116,27 +116,43 @@ def ns3_case(case: Case, time_limit_s: float = 3600.0) -> dict:
     return {"starts": starts, "ends": ends, "wall_s": round(time.perf_counter() - began, 2)}
 
 
+def _mode(rate_bps: float) -> str:
+    return f"OfdmRate{rate_bps / 1e6:g}MbpsBW10MHz".replace(".", "_")
+
+
 def _ns3_wifi_cell(ns, case: Case, nodes, index, addresses) -> None:
-    """All nodes in one 802.11p ad-hoc cell at a fixed PHY rate, 10 m apart (see NS3-NOTES)."""
-    rate = {6: "OfdmRate6MbpsBW10MHz", 12: "OfdmRate12MbpsBW10MHz",
-            27: "OfdmRate27MbpsBW10MHz"}[round(case.cell_rate_bps / 1e6)]
-    channel = ns.YansWifiChannelHelper.Default()
+    """One 802.11p cell (ad hoc DCF, ns-3 3.44 has no OCB helper in Python; the neighbour cache
+    pre-filled, see NS3-NOTES): the RSU at the origin, vehicle i at ``distances_m[i]`` on one
+    side (all within carrier sense: no hidden stations), Friis loss at 5.9 GHz, 23 dBm; each
+    device sends at a constant PHY rate: its link's, the RSU ``cell_rate_bps``."""
+    channel = ns.YansWifiChannelHelper()
+    channel.SetPropagationDelay("ns3::ConstantSpeedPropagationDelayModel")
+    channel.AddPropagationLoss("ns3::FriisPropagationLossModel", "Frequency",
+                               ns.DoubleValue(5.9e9))
     phy = ns.YansWifiPhyHelper()
     phy.SetChannel(channel.Create())
+    phy.Set("TxPowerStart", ns.DoubleValue(23.0))
+    phy.Set("TxPowerEnd", ns.DoubleValue(23.0))
     mac = ns.WifiMacHelper()
     mac.SetType("ns3::AdhocWifiMac")
     wifi = ns.WifiHelper()
     wifi.SetStandard(ns.WIFI_STANDARD_80211p)
-    wifi.SetRemoteStationManager("ns3::ConstantRateWifiManager", "DataMode", ns.StringValue(rate),
-                                 "ControlMode", ns.StringValue(rate))
-    devices = wifi.Install(phy, mac, nodes)
+    rate_of = {link.a: link.rate_bps for link in case.links}
     positions = ns.ListPositionAllocator()
-    for k in range(nodes.GetN()):
-        positions.Add(ns.Vector(10.0 * k, 0.0, 0.0))
+    devices = ns.NetDeviceContainer()
+    for name in case.nodes():  # index order
+        rate = rate_of.get(name, case.cell_rate_bps)
+        wifi.SetRemoteStationManager("ns3::ConstantRateWifiManager",
+                                     "DataMode", ns.StringValue(_mode(rate)),
+                                     "ControlMode", ns.StringValue(_mode(min(rate, 6e6))))
+        devices.Add(wifi.Install(phy, mac, nodes.Get(index[name])))
+        x = case.distances_m[int(name[1:])] if name in rate_of else 0.0
+        positions.Add(ns.Vector(x, 0.0, 0.0))
     mobility = ns.MobilityHelper()
     mobility.SetPositionAllocator(positions)
     mobility.SetMobilityModel("ns3::ConstantPositionMobilityModel")
-    mobility.Install(nodes)
+    for name in case.nodes():
+        mobility.Install(nodes.Get(index[name]))
     addresses.SetBase(ns.Ipv4Address("10.1.0.0"), ns.Ipv4Mask("255.255.0.0"))
     addresses.Assign(devices)
     ns.NeighborCacheHelper().PopulateNeighborCache()

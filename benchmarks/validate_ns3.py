@@ -24,20 +24,21 @@ has the model). The two sides:
   delayed ACKs of 2, SACK, timestamps, window scaling). A flow's completion time is when its sink
   has received its last byte (a trace callback on the sink's ``Rx``, compiled with cppyy).
   Each case runs in its own subprocess (teardown can abort), which prints its result as JSON
-  before ``Simulator.Destroy()``. The IoV radio cell is an 802.11p ad-hoc cell at a fixed PHY
-  rate instead (see NS3-NOTES).
+  before ``Simulator.Destroy()``. A radio cell is an 802.11p ad hoc cell instead, each device at a
+  constant PHY rate (``ns3_side._ns3_wifi_cell``), with ns-3 run ``seed``.
 * **netfl**: the same graph as a :class:`~netfl.world.base.World` (links carry their own
   ``rate_bps`` and ``delay_s``) under netfl's own :class:`~netfl.network.transfer.Network`, the
-  same transfers through ``network.send``; a flow completes when its process does.
+  same transfers through ``network.send``; a flow completes when its process does. A radio
+  cell's access links share one 802.11p medium (``netfl.network.cell``), as the iov world's.
 
 **The error of a case** is the relative error of the *last flow's completion time* (the time from
 0, when the case starts, to the moment its last flow completes: a round's duration, what FL cares
 about): ``(netfl - ns3) / ns3``. The row also shows the mean over flows of the absolute error of
 each flow's completion time (its end minus its start), which also sees unfairness between flows.
 The last line is ``netfl_vs_ns3: median X%, worst Y%``: the median of the cases' absolute errors
-and the error (signed) of the case whose absolute error is largest, over the comparable cases.
-A case marked not comparable (the 802.11p cell: netfl has no shared radio MAC today) is printed but
-left out of the summary line.
+and the error (signed) of the case whose absolute error is largest, over the comparable
+point-to-point cases (goal: 3% and 10%, issue 24). The 802.11p radio cells (issue 25) have their
+own line before it, ``netfl_vs_ns3 radio cells: ...`` (goal: 10% and 25%).
 """
 
 from __future__ import annotations
@@ -93,10 +94,10 @@ def run_netfl(case: Case, transport: str = "tcp") -> dict:
     cloud = next((n for n, t in tiers.items() if t == CLOUD), None)
     world = World(graph, clients, servers, cloud, client_edge)
     links = {"transport": {"kind": transport}}
-    if case.medium == "wifi-80211p":  # one radio cell: the access links share its capacity
-        links["access"] = {"rate": case.cell_rate_bps, "delay": 0.0, "shared": True}
     env, trace = simpy.Environment(), TraceBus()
     network = Network(env, world, Links(**links), RandomStreams(0), trace)
+    if case.medium == "wifi-80211p":  # one 802.11p cell, as the iov world makes it
+        _make_cell(network, case)
 
     starts, ends = [math.nan] * len(case.flows), [math.nan] * len(case.flows)
     finished = {i: env.event() for i in range(len(case.flows))}
@@ -114,6 +115,21 @@ def run_netfl(case: Case, transport: str = "tcp") -> dict:
         env.process(flow_process(i, flow))
     env.run()
     return {"starts": starts, "ends": ends}
+
+
+def _make_cell(network, case: Case) -> None:
+    """Put every access link of ``case`` into one 802.11p cell (DCF defaults), each vehicle
+    at its link's PHY rate up and the RSU's rate down."""
+    from netfl.network.access import framing_of
+    from netfl.network.cell import DcfParameters, Dot11Cell
+    from netfl.network.link import Link
+
+    cell = Dot11Cell(network.fabric, "rsu", framing_of(network.spec.transport), DcfParameters())
+    for link in case.links:
+        old = network.link(link.a, link.b)
+        network.add_link(Link(link.a, link.b, "access", 0.0,
+                              *cell.link(link.a, link.b, link.rate_bps, case.cell_rate_bps),
+                              old.loss))
 
 
 # --------------------------------------------------------------------------------- ns-3
@@ -161,24 +177,31 @@ def compare(case: Case, ns3: dict, netfl: dict) -> dict:
                             strict=True):
         flow_errors.append(abs((e - s) - (e3 - s3)) / (e3 - s3))
     return {"name": case.name, "group": case.group, "comparable": case.comparable,
-            "flows": len(case.flows), "what": case.what, "ns3_s": last_ns3, "netfl_s": last_netfl,
+            "radio": case.radio, "flows": len(case.flows), "what": case.what,
+            "ns3_s": last_ns3, "netfl_s": last_netfl,
             "error": (last_netfl - last_ns3) / last_ns3,
             "mean_flow_error": statistics.fmean(flow_errors), "note": case.note}
 
 
 GOAL_MEDIAN, GOAL_WORST = 0.03, 0.10  # issue 24: median |error| <= 3%, worst <= 10%
+RADIO_GOAL_MEDIAN, RADIO_GOAL_WORST = 0.10, 0.25  # issue 25, for 802.11p cells
+
+
+def goals(radio: bool) -> tuple[float, float]:
+    return (RADIO_GOAL_MEDIAN, RADIO_GOAL_WORST) if radio else (GOAL_MEDIAN, GOAL_WORST)
 
 
 def outside_goal(rows: list[dict]) -> list[dict]:
-    """The comparable cases whose |error| is above the worst-case goal."""
-    return [r for r in rows if r["comparable"] and abs(r["error"]) > GOAL_WORST]
+    """The comparable cases whose |error| is above their kind's worst-case goal."""
+    return [r for r in rows if r["comparable"] and abs(r["error"]) > goals(r["radio"])[1]]
 
 
-def summary_line(rows: list[dict]) -> str:
-    errors = [r["error"] for r in rows if r["comparable"]]
+def summary_line(rows: list[dict], radio: bool = False) -> str:
+    errors = [r["error"] for r in rows if r["comparable"] and r["radio"] == radio]
     median = statistics.median(abs(e) for e in errors)
     worst = max(errors, key=abs)
-    return f"netfl_vs_ns3: median {100 * median:.1f}%, worst {100 * worst:+.1f}%"
+    label = "netfl_vs_ns3 radio cells" if radio else "netfl_vs_ns3"
+    return f"{label}: median {100 * median:.1f}%, worst {100 * worst:+.1f}%"
 
 
 def format_rows(rows: list[dict], markdown: bool = False) -> list[str]:
@@ -301,12 +324,15 @@ def main(argv: list[str] | None = None) -> list[dict]:
         print(f"figure: {args.plot}")
     for line in format_rows(rows, args.markdown):
         print(line)
-    if any(r["comparable"] for r in rows):
-        outside = outside_goal(rows)
-        print(f"goal (median <= {GOAL_MEDIAN:.0%}, worst <= {GOAL_WORST:.0%}): outside it: "
-              + (", ".join(f"{r['name']} ({100 * r['error']:+.1f}%)" for r in outside)
-                 or "none"))
-        print(summary_line(rows))
+    for radio in (True, False):  # the point-to-point line last
+        kind = [r for r in rows if r["radio"] == radio and r["comparable"]]
+        if kind:
+            median, worst = goals(radio)
+            outside = outside_goal(kind)
+            print(f"goal (median <= {median:.0%}, worst <= {worst:.0%}): outside it: "
+                  + (", ".join(f"{r['name']} ({100 * r['error']:+.1f}%)" for r in outside)
+                     or "none"))
+            print(summary_line(rows, radio))
     return rows
 
 

@@ -20,6 +20,7 @@ import math
 
 import simpy
 
+from netfl.network.cell import DcfParameters, Dot11Cell, Framing
 from netfl.network.link import Channel, Link, LossModel
 from netfl.network.radio import SPEED_OF_LIGHT_MPS, AccessRadio
 from netfl.sim.trace import LinkState
@@ -27,6 +28,17 @@ from netfl.world.base import CLIENT
 
 COVERAGE = "coverage"  # the hold-down reason of a client out of an edge server's coverage
 GROUND = "no-ground-station"  # the hold-down reason of a feeder link no gateway sees
+
+
+def framing_of(transport) -> Framing:
+    """How the scenario's transport fills 802.11 frames: TCP segments of ``mss`` with TCP/IP
+    headers (timestamps: 52 bytes) and an acknowledgement every ``delayed_ack`` segments; the
+    other transports, full 1500-byte packets and no acknowledgements."""
+    if transport.kind != "tcp":
+        return Framing()
+    return Framing(ip_bytes=transport.mss + 52.0,
+                   bits_per_frame=(transport.mss + transport.header_bytes) * 8.0,
+                   acks_per_frame=1.0 / transport.delayed_ack)
 
 
 class MobileAccess:
@@ -37,7 +49,13 @@ class MobileAccess:
         self.env: simpy.Environment = network.env
         self.world = network.world
         spec = self.world.spec
-        self.radio = AccessRadio(self.world.access_radio_spec)
+        medium = getattr(spec, "medium", None)
+        self.dot11p = medium is not None and medium.kind == "802.11p"
+        self.radio = AccessRadio(self.world.access_radio_spec, dot11p=self.dot11p)
+        if self.dot11p:
+            self._dcf = DcfParameters(medium.aifsn, medium.cw_min, medium.cw_max)
+            self._framing = framing_of(network.spec.transport)
+        self._cells: dict[str, Dot11Cell] = {}
         self.propagation = getattr(self.world, "propagation_delays", False)
         self.interval_s = spec.rate_update.interval
         self.step_m = spec.rate_update.distance
@@ -92,8 +110,15 @@ class MobileAccess:
             loss_rng = self.network.streams.derive("network-loss-access", self._count)
         delay = distance / SPEED_OF_LIGHT_MPS if self.propagation else spec.delay
         fabric = self.network.fabric
-        link = Link(client, rsu, "access", delay, Channel(fabric, f"{client}->{rsu}", up),
-                    Channel(fabric, f"{rsu}->{client}", down), loss, loss_rng)
+        if self.dot11p:
+            cell = self._cells.get(rsu)
+            if cell is None:
+                cell = self._cells[rsu] = Dot11Cell(fabric, rsu, self._framing, self._dcf)
+            link = Link(client, rsu, "access", delay,
+                        *cell.link(client, rsu, up, down, self._goodput), loss, loss_rng)
+        else:
+            link = Link(client, rsu, "access", delay, Channel(fabric, f"{client}->{rsu}", up),
+                        Channel(fabric, f"{rsu}->{client}", down), loss, loss_rng)
         if self.radio.varies:
             rng = self.network.streams.derive("radio-shadowing", self._count)
             self._shadowing[link.name] = shadowing = self.radio.shadowing(rng)
@@ -121,8 +146,10 @@ class MobileAccess:
 
     def _rates(self, distance_m: float, shadowing_db: float) -> tuple[float, float]:
         """(uplink, downlink) capacity: the radio's rates times the goodput of rate-reduction
-        loss."""
+        loss (on an 802.11p medium: the PHY rates; the cell charges the loss per frame)."""
         up, down = self.radio.rates_bps(distance_m, shadowing_db)
+        if self.dot11p:
+            return up, down
         return up * self._goodput, down * self._goodput
 
     # ------------------------------------------------------------------------- rates
@@ -160,8 +187,11 @@ class MobileAccess:
             self._last_position[link.name] = here
             shadow_db = shadowing.step(moved) if moved > 0 else shadowing.value_db
         up, down = self._rates(distance, shadow_db)
-        link.channel(client, server).set_capacity(up)
-        link.channel(server, client).set_capacity(down)
+        if self.dot11p:
+            self._cells[server].set_rates(link.channel(client, server), up, down)
+        else:
+            link.channel(client, server).set_capacity(up)
+            link.channel(server, client).set_capacity(down)
         if self.propagation:
             link.delay_s = distance / SPEED_OF_LIGHT_MPS
 

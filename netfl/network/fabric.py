@@ -28,7 +28,15 @@ import math
 
 import simpy
 
-from netfl.network.flow import TOLERANCE, Channel, Flow, FlowClass, LinkDown, unsettled
+from netfl.network.flow import (
+    TOLERANCE,
+    Channel,
+    Flow,
+    FlowClass,
+    LinkDown,
+    notify_watchers,
+    unsettled,
+)
 from netfl.network.maxmin import max_min_rates
 
 __all__ = ["Channel", "Fabric", "Flow", "LinkDown"]
@@ -187,6 +195,7 @@ class Fabric:
         self._add(cls, flow, left_bits)
         for channel in cls.channels:  # it runs at its class's rate until a pass says otherwise
             channel.load += cls.rate
+        notify_watchers(cls.channels)
         fits = self._fits_fresh(cls) if fresh else self._fits_more(cls)
         if not fits:
             self._dirty_classes[cls] = None
@@ -250,6 +259,7 @@ class Fabric:
             self._reschedule(cls)
         if changed:
             self._schedule_pass()
+        notify_watchers(cls.channels)
 
     # ------------------------------------------------------------------------- solving
 

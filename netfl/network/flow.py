@@ -100,13 +100,14 @@ class Flow:
 class Channel:
     """One direction of capacity (bit/s), shared by the flows crossing it."""
 
-    __slots__ = ("fabric", "name", "capacity_bps", "classes", "load")
+    __slots__ = ("fabric", "name", "capacity_bps", "classes", "load", "watcher")
 
     def __init__(self, fabric: Fabric, name: str, capacity_bps: float):
         self.fabric, self.name = fabric, name
         self.capacity_bps = float(capacity_bps)
         self.classes: dict[FlowClass, None] = {}  # insertion-ordered: deterministic sums
         self.load = 0.0  # the sum of its flows' rates (bit/s)
+        self.watcher = None  # called (no arguments) after a flow joins or leaves it
 
     @property
     def flows(self) -> list[Flow]:
@@ -131,6 +132,13 @@ class Channel:
     def fail(self, link: object) -> int:
         """Fail every flow on this channel whose path includes ``link``; return how many."""
         return self.fabric.fail_link_on(self, link)
+
+
+def notify_watchers(channels) -> None:
+    """Tell the channels that watch their flows (a radio cell) that one joined or left."""
+    for channel in channels:
+        if channel.watcher is not None:
+            channel.watcher()
 
 
 def unsettled(channel: Channel, inside: list[FlowClass], members, outside_load: float,

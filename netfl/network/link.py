@@ -2,10 +2,10 @@
 
 A :class:`~netfl.network.fabric.Channel` is one direction of capacity, shared by the flows
 crossing it at their max-min fair rates (``fabric.py``). A :class:`Link` is an undirected graph
-edge: one channel per direction (its own, or a channel shared by a whole radio cell), a
-propagation delay, a loss model and an up/down state. A link is down while any reason holds it
-down (a scheduled outage, a random outage, a dropped node); taking it down fails every flow
-whose path crosses it.
+edge: one channel per direction (its own, or a channel shared by a whole radio cell; or its own
+and a radio cell's, both crossed: ``cell.py``), a propagation delay, a loss model and an up/down
+state. A link is down while any reason holds it down (a scheduled outage, a random outage, a
+dropped node); taking it down fails every flow whose path crosses it.
 """
 
 from __future__ import annotations
@@ -26,6 +26,10 @@ class LossModel:
     max_retransmissions: int = 0
 
 
+def _as_tuple(channels: Channel | tuple[Channel, ...]) -> tuple[Channel, ...]:
+    return channels if isinstance(channels, tuple) else (channels,)
+
+
 def link_name(u: str, v: str) -> str:
     """The one name of the link between ``u`` and ``v``, whatever the direction: 'e0-e1'."""
     return "-".join(sorted((u, v)))
@@ -39,13 +43,14 @@ class Link:
     """
 
     def __init__(self, u: str, v: str, link_class: str, delay_s: float,
-                 channel_uv: Channel, channel_vu: Channel, loss: LossModel, loss_rng=None):
+                 channel_uv: Channel | tuple[Channel, ...],
+                 channel_vu: Channel | tuple[Channel, ...], loss: LossModel, loss_rng=None):
         self.u, self.v, self.link_class = u, v, link_class
         self.name = link_name(u, v)
         self.loss_rng = loss_rng
         self.delay_s = float(delay_s)
         self.loss = loss
-        self._channels = {(u, v): channel_uv, (v, u): channel_vu}
+        self._channels = {(u, v): _as_tuple(channel_uv), (v, u): _as_tuple(channel_vu)}
         self._held_down: set[str] = set()
         self.down_epoch = 0
         self.down_reason = ""  # the reason that last took the link down
@@ -56,6 +61,11 @@ class Link:
         return not self._held_down
 
     def channel(self, src: str, dst: str) -> Channel:
+        """The direction's own channel (the first it crosses)."""
+        return self._channels[(src, dst)][0]
+
+    def channels(self, src: str, dst: str) -> tuple[Channel, ...]:
+        """Every channel a flow from ``src`` to ``dst`` over this link crosses."""
         return self._channels[(src, dst)]
 
     def hold_down(self, reason: str) -> bool:
@@ -66,7 +76,7 @@ class Link:
         if was_up:
             self.down_reason = reason
             self.down_epoch += 1
-            for channel in self._channels.values():
+            for channel in dict.fromkeys(c for cs in self._channels.values() for c in cs):
                 channel.fail(self)
         return was_up
 

@@ -21,6 +21,8 @@ import math
 
 import numpy as np
 
+from netfl.network import dcf
+
 THERMAL_NOISE_DBM_PER_HZ = -174.0
 SPEED_OF_LIGHT_MPS = 299_792_458.0
 MIN_DISTANCE_M = 1.0  # path-loss models are not meant for shorter ranges
@@ -101,10 +103,11 @@ class AccessRadio:
     """The rates of a client-edge link from a scenario's radio section: fixed; Shannon over
     the current distance with correlated shadowing (``world.radio`` of IoV: uplink vehicle ->
     RSU, downlink the other way); or a satellite link budget (``world.gsl`` of LEO:
-    C/N0 = EIRP - FSPL + G/T - k, the same both ways)."""
+    C/N0 = EIRP - FSPL + G/T - k, the same both ways). With ``dot11p``, the rates are
+    802.11p PHY rates: the fixed rate, or the highest rate the SNR allows (``dcf``)."""
 
-    def __init__(self, spec):
-        self.spec = spec
+    def __init__(self, spec, dot11p: bool = False):
+        self.spec, self.dot11p = spec, dot11p
         self.varies = spec.kind in ("shannon", "link-budget")
         if spec.kind == "shannon":  # the SNR in dB is these constants minus losses
             gains = spec.vehicle_antenna_gain + spec.rsu_antenna_gain
@@ -134,5 +137,8 @@ class AccessRadio:
                                         spec.g_over_t, spec.max_rate)
             return rate, rate
         loss = self.path_loss_db(distance_m) + shadowing_db
+        if self.dot11p:
+            return (dcf.rate_at_snr_bps(self._up_db - loss, spec.rsu_noise_figure),
+                    dcf.rate_at_snr_bps(self._down_db - loss, spec.vehicle_noise_figure))
         return (shannon_rate_bps(spec.bandwidth, self._up_db - loss, spec.max_rate),
                 shannon_rate_bps(spec.bandwidth, self._down_db - loss, spec.max_rate))

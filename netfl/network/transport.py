@@ -43,10 +43,13 @@ def down_reason(link: Link) -> str:
     return "left-coverage" if link.down_reason == COVERAGE else "link-down"
 
 
-def _path_links(network, path: list[str]) -> tuple[list[Link], list]:
+def _path_links(network, path: list[str]) -> tuple[list[Link], list, list]:
+    """The path's links, every channel a flow over it crosses, and each hop's own channel."""
     links = [network.link(u, v) for u, v in zip(path, path[1:], strict=False)]
-    channels = [link.channel(u, v) for link, u, v in zip(links, path, path[1:], strict=False)]
-    return links, channels
+    hops = list(zip(links, path, path[1:], strict=False))
+    # a channel crossed twice (two links of one radio cell) counts once: the solver needs a set
+    channels = list(dict.fromkeys(c for link, u, v in hops for c in link.channels(u, v)))
+    return links, channels, [link.channel(u, v) for link, u, v in hops]
 
 
 def _message_lost(link: Link) -> bool:
@@ -68,7 +71,7 @@ class Pipelined:
             self.segment_bits, self.overhead = 0.0, 1.0
 
     def deliver(self, network, path: list[str], nbits: float, held: bool = False):
-        links, channels = _path_links(network, path)
+        links, channels, own = _path_links(network, path)
         for link in links:
             if not link.up:
                 raise HopFailed(link, down_reason(link), 0.0)
@@ -77,7 +80,7 @@ class Pipelined:
                 network.mobile.before_transmit(link)
         env, hops = network.env, len(links)
         one_way = sum(link.delay_s for link in links)
-        per_packet = [self.segment_bits / c.capacity_bps for c in channels if c.capacity_bps > 0]
+        per_packet = [self.segment_bits / c.capacity_bps for c in own if c.capacity_bps > 0]
         # each hop but the bottleneck adds one segment's store-and-forward to the latency
         latency = one_way + (sum(per_packet) - max(per_packet) if per_packet else 0.0)
         rtt = 2.0 * one_way + sum(per_packet)
@@ -269,14 +272,14 @@ class StoreAndForward:
     @staticmethod
     def _hop(network, link: Link, u: str, v: str, nbits: float):
         """Cross one hop; returns (bits sent, retransmissions) or raises HopFailed."""
-        env, channel, sent, lost = network.env, link.channel(u, v), 0.0, 0
+        env, channels, sent, lost = network.env, link.channels(u, v), 0.0, 0
         while True:
             if not link.up:
                 raise HopFailed(link, down_reason(link), sent)
             epoch = link.down_epoch
             if network.mobile is not None:
                 network.mobile.before_transmit(link)
-            flow = channel.transmit(nbits, owner=link)
+            flow = network.fabric.transmit(channels, [link], nbits)
             try:
                 yield flow.event
             except LinkDown:

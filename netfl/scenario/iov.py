@@ -171,6 +171,41 @@ class ShannonRadio(Section):
 Radio = Annotated[FixedRadio | ShannonRadio, Field(discriminator="kind")]
 
 
+class Dot11pMedium(Section):
+    """One IEEE 802.11p channel per RSU, shared by it and its vehicles (DCF): every frame, up
+    or down, data or TCP acknowledgement, takes the medium in turn. The PHY rate is the fixed
+    radio's ``rate`` (one of the 10 MHz rates) or, with a ``shannon`` radio, the highest rate
+    whose threshold the SNR meets. ``aifsn``, ``cw_min`` and ``cw_max``: the access category
+    (2, 15, 1023: DCF, as ns-3's ad hoc MAC; ITS-G5's best effort is 6, 15, 1023)."""
+
+    kind: Literal["802.11p"] = "802.11p"
+    aifsn: Annotated[int, Field(ge=1, le=15)] = 2
+    cw_min: Annotated[int, Field(ge=1, le=1023)] = 15
+    cw_max: Annotated[int, Field(ge=1, le=1023)] = 1023
+
+    @model_validator(mode="after")
+    def _windows(self) -> Dot11pMedium:
+        for name in ("cw_min", "cw_max"):
+            value = getattr(self, name)
+            if (value + 1) & value:
+                raise ValueError(f"{name} must be 2^k - 1 (3, 7, 15, ..., 1023); got {value}")
+        if self.cw_max < self.cw_min:
+            raise ValueError(f"cw_max ({self.cw_max}) must be >= cw_min ({self.cw_min})")
+        return self
+
+
+class DedicatedMedium(Section):
+    """Every vehicle-RSU link has channels of its own at the radio's full rate, however many
+    vehicles the RSU serves at once (netfl's model before the shared medium; for studies that
+    assume orthogonal channels)."""
+
+    kind: Literal["dedicated"]
+
+
+Medium = Annotated[Dot11pMedium | DedicatedMedium, Field(discriminator="kind")]
+DOT11P_RATES_BPS = (3e6, 4.5e6, 6e6, 9e6, 12e6, 18e6, 24e6, 27e6)  # as netfl.network.dcf
+
+
 class RateUpdate(Section):
     """A moving vehicle's rate is recomputed at least every ``interval`` of simulated time and
     every ``distance`` it moves, whichever comes first, while it is transferring."""
@@ -199,6 +234,7 @@ class IovWorld(Section):
     max_clients: PositiveInt = Field(
         200, description="distinct data-carrying vehicles; ids are recycled past this")
     radio: Radio = FixedRadio()
+    medium: Medium = Dot11pMedium()
     rate_update: RateUpdate = RateUpdate()
     resume_uploads: ResumeUploads = ResumeUploads()
     backhaul_delay_per_km: Duration = Field(5e-6, description="fibre: about 5 us per km")
@@ -220,4 +256,14 @@ class IovWorld(Section):
     def _consistent(self) -> IovWorld:
         if self.road.kind == "fcd" and "traffic" in self.model_fields_set:
             raise ValueError("traffic applies to built-in roads; an fcd trace brings its own")
+        if self.medium.kind == "802.11p":
+            if self.radio.kind == "fixed" and self.radio.rate not in DOT11P_RATES_BPS:
+                allowed = ", ".join(f"{r / 1e6:g}" for r in DOT11P_RATES_BPS)
+                raise ValueError(f"radio.rate {self.radio.rate / 1e6:g} Mbps is not an 802.11p "
+                                 f"rate (10 MHz: {allowed} Mbps); or set medium: "
+                                 f"{{kind: dedicated}}")
+            if self.radio.kind == "shannon" and self.radio.bandwidth != 10e6:
+                raise ValueError(f"802.11p uses 10 MHz channels; radio.bandwidth is "
+                                 f"{self.radio.bandwidth / 1e6:g} MHz (or set medium: "
+                                 f"{{kind: dedicated}})")
         return self

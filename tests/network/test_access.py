@@ -14,6 +14,7 @@ import pytest
 import simpy
 
 from netfl.errors import TransferFailed
+from netfl.network import dcf
 from netfl.network.radio import AccessRadio
 from netfl.network.transfer import Network
 from netfl.results.recorder import Recorder
@@ -41,6 +42,7 @@ class RoadBench:
     def __init__(self, tmp_path: Path, vehicles: dict, rsus: list, coverage: float = 300.0,
                  access: dict | None = None, links: dict | None = None, seed: int = 0,
                  **spec):
+        spec.setdefault("medium", {"kind": "dedicated"})  # closed forms: a channel per link
         trace_file = write_fcd(tmp_path / "road.xml", vehicles)
         self.spec = IovWorld.model_validate({
             "kind": "iov", "road": {"kind": "fcd", "path": str(trace_file)},
@@ -550,3 +552,32 @@ def test_a_download_follows_a_vehicle_that_hands_over_while_it_crosses_the_core(
     backhaul = MB * 8 / 1e9 + 400 / 1000 * 5e-6  # 1 Gbps, 400 m of fibre
     assert when == pytest.approx(59.5 + 2 * (1.0 + DELAY) + backhaul)
     assert bench.recorder.coverage_cuts == 0
+
+
+# ------------------------------------------------------------------ the 802.11p medium
+
+
+def test_vehicles_of_one_rsu_share_its_80211p_medium(tmp_path):
+    # two parked vehicles upload at once: each gets half the cell (fluid: full frames, no
+    # TCP acknowledgements), the RSU's other cell is not involved
+    vehicles = {"a": [(0, 1000, 0), (1000, 1000, 0)], "b": [(0, 1100, 0), (1000, 1100, 0)]}
+    done = {}
+    bench = RoadBench(tmp_path, vehicles, [[1000, 0]], coverage=600,
+                      medium={"kind": "802.11p"}, radio={"kind": "fixed", "rate": 6e6})
+    for client in ("c0", "c1"):
+        bench.send_at(1.0, client, "e0", 150_000, done, client)
+    bench.env.run(until=100)
+    frame = dcf.exchange_s(1500, 6e6, 2)
+    per_frame = frame + dcf.contention_per_frame_s(2, frame)
+    expected = 1.0 + 2 * 100 * per_frame + DELAY  # 100 frames each, one medium
+    assert done["c0"][0] == pytest.approx(expected) and done["c1"][0] == pytest.approx(expected)
+
+
+def test_a_dedicated_medium_gives_every_vehicle_the_full_rate(tmp_path):
+    vehicles = {"a": [(0, 1000, 0), (1000, 1000, 0)], "b": [(0, 1100, 0), (1000, 1100, 0)]}
+    done = {}
+    bench = RoadBench(tmp_path, vehicles, [[1000, 0]], coverage=600)  # dedicated
+    for client in ("c0", "c1"):
+        bench.send_at(1.0, client, "e0", 150_000, done, client)
+    bench.env.run(until=100)
+    assert done["c0"][0] == pytest.approx(1.0 + 8 * 150_000 / RATE + DELAY)

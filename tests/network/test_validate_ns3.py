@@ -82,10 +82,10 @@ LOSS_DOMINATED = {"share-30", "share-100", "fl-round-100"}
 
 def test_tcp_meets_the_goal_against_the_committed_reference(harness, capsys):
     rows = harness.main(["--reference"])
-    comparable = [r for r in rows if r["comparable"]]
+    comparable = [r for r in rows if r["comparable"] and not r["radio"]]
     assert len(comparable) >= 30
     assert statistics.median(abs(r["error"]) for r in comparable) <= harness.GOAL_MEDIAN
-    outside = {r["name"] for r in harness.outside_goal(rows)}
+    outside = {r["name"] for r in harness.outside_goal(rows) if not r["radio"]}
     assert outside <= LOSS_DOMINATED, outside - LOSS_DOMINATED  # any other miss is a regression
     assert all(abs(r["error"]) <= 0.20 for r in comparable)
     out = capsys.readouterr().out.strip().splitlines()
@@ -97,3 +97,30 @@ def test_the_old_store_and_forward_model_fails_the_goal(harness):
     # the check above can fail: the model before issue 24 is still there to prove it
     rows = harness.main(["--reference", "--transport", "store-and-forward"])
     assert len(harness.outside_goal(rows)) > 10
+
+
+# In ns-3's 30-vehicle cell a flow or two of 30 stall in TCP retransmission time-outs (1 s
+# minimum, doubling): the last flow ends at 46-96 s over four ns-3 runs while the other 28 end by
+# about 45 s. netfl (no time-outs) must match the runs without such a tail.
+TIMEOUT_TAILS = {"cell-30x800KB", "cell-30x800KB-run2"}
+
+
+def test_the_80211p_cell_meets_the_radio_goal_against_the_committed_reference(harness, capsys):
+    rows = [r for r in harness.main(["--reference", "--cases", "cell-"]) if r["radio"]]
+    assert len(rows) >= 15
+    assert statistics.median(abs(r["error"]) for r in rows) <= harness.RADIO_GOAL_MEDIAN
+    outside = {r["name"] for r in harness.outside_goal(rows)}
+    assert outside <= TIMEOUT_TAILS, outside - TIMEOUT_TAILS
+    thirty = [r for r in rows if r["name"].startswith("cell-30x")]
+    assert abs(min(r["ns3_s"] for r in thirty) / thirty[0]["netfl_s"] - 1) <= 0.10
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out[-1].startswith("netfl_vs_ns3 radio cells: median ")
+
+
+def test_a_dedicated_channel_per_vehicle_fails_the_radio_goal(harness):
+    # the model before issue 25 (every vehicle at the full PHY rate): the check above can fail
+    case = next(c for c in harness.cases() if c.name == "cell-15x800KB")
+    plain = harness.Case(**{**case.__dict__, "medium": "p2p"})
+    ns3 = harness.load_reference()["cases"][case.name]
+    row = harness.compare(case, ns3, harness.run_netfl(plain))
+    assert row["error"] < -0.9

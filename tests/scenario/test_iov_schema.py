@@ -60,7 +60,7 @@ def test_iov_units():
         **HIGHWAY, "road": {"kind": "highway", "length": "10 km"},
         "traffic": {"speed": {"mean": "38 km/h", "std": "1 km/h"}, "duration": "2 h"},
         "radio": {"kind": "shannon", "frequency": "5.9 GHz", "bandwidth": "20 MHz",
-                  "max_rate": "27 Mbps"},
+                  "max_rate": "27 Mbps"}, "medium": {"kind": "dedicated"},
         "rate_update": {"interval": "50 ms", "distance": "2 m"},
         "backhaul_delay_per_km": "5 us"})
     assert world.road.length == 10_000.0

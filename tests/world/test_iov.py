@@ -309,11 +309,11 @@ def iov_scenario(tiny: dict, seed: int = 1, **world) -> dict:
         "kind": "iov", "road": {"kind": "highway", "length": "3 km"},
         "rsus": {"spacing": "800 m", "coverage": "500 m"},
         "traffic": {"arrivals_per_hour": 600, "duration": "10 min"}, "max_clients": 12,
-        "radio": {"kind": "fixed", "rate": "2 Mbps"}, **world}
+        "radio": {"kind": "fixed", "rate": "3 Mbps"}, **world}
     scenario["links"] = {"access": {"delay": "1 ms"}, "backhaul": {"rate": "1 Gbps"},
                          "core": {"rate": "100 Mbps", "delay": "20 ms"}}
-    # a 1 MB model over 2 Mbps and slow on-board units: a run of about a minute of simulated
-    # time in which uploads and downloads race departures
+    # a 1 MB model over a shared 3 Mbps 802.11p cell and slow on-board units: a run of about
+    # a minute of simulated time in which uploads and downloads race departures
     scenario["model"]["params"] = 250_000
     scenario["devices"] = {"clients": {"flops": "20 MFLOPS"}}
     scenario["algorithm"] = {"kind": "fed-chs", "rounds": 4, "interactions": 2,
