@@ -2,7 +2,9 @@
 
 Rates in bit/s, powers in dBm, gains and losses in dB, distances in metres, frequencies in Hz.
 
-    rate = bandwidth * log2(1 + SNR),   SNR = P_rx / N            (Shannon, optionally capped)
+    rate = a * bandwidth * log2(1 + SNR) <= SE_max * bandwidth     (Shannon with TR 36.942's
+           implementation factor a and maximum spectral efficiency; optionally capped)
+    SNR = P_rx / N
     P_rx = P_tx + G_tx + G_rx - PL(d) - shadowing                   (dBm)
     N    = -174 dBm/Hz + 10 log10(bandwidth) + noise figure         (thermal noise at 290 K)
 
@@ -46,10 +48,15 @@ def noise_power_dbm(bandwidth_hz: float, noise_figure_db: float) -> float:
     return THERMAL_NOISE_DBM_PER_HZ + 10.0 * math.log10(bandwidth_hz) + noise_figure_db
 
 
-def shannon_rate_bps(bandwidth_hz: float, snr_db: float, max_rate_bps: float | None = None
-                     ) -> float:
-    """bandwidth * log2(1 + SNR), capped at ``max_rate_bps`` when given."""
-    rate = bandwidth_hz * math.log2(1.0 + 10.0 ** (snr_db / 10.0))
+def shannon_rate_bps(bandwidth_hz: float, snr_db: float, max_rate_bps: float | None = None,
+                     implementation_factor: float = 1.0,
+                     max_spectral_efficiency: float = math.inf) -> float:
+    """implementation_factor * bandwidth * log2(1 + SNR), at most max_spectral_efficiency
+    (bit/s/Hz) * bandwidth and ``max_rate_bps`` when given (3GPP TR 36.942, A.2: a practical
+    radio reaches a fraction of Shannon's bound and no more than its best modulation)."""
+    efficiency = min(implementation_factor * math.log2(1.0 + 10.0 ** (snr_db / 10.0)),
+                     max_spectral_efficiency)
+    rate = bandwidth_hz * efficiency
     return rate if max_rate_bps is None else min(rate, max_rate_bps)
 
 
@@ -140,5 +147,8 @@ class AccessRadio:
         if self.dot11p:
             return (dcf.rate_at_snr_bps(self._up_db - loss, spec.rsu_noise_figure),
                     dcf.rate_at_snr_bps(self._down_db - loss, spec.vehicle_noise_figure))
-        return (shannon_rate_bps(spec.bandwidth, self._up_db - loss, spec.max_rate),
-                shannon_rate_bps(spec.bandwidth, self._down_db - loss, spec.max_rate))
+        limits = dict(max_rate_bps=spec.max_rate,
+                      implementation_factor=spec.implementation_factor,
+                      max_spectral_efficiency=spec.max_spectral_efficiency)
+        return (shannon_rate_bps(spec.bandwidth, self._up_db - loss, **limits),
+                shannon_rate_bps(spec.bandwidth, self._down_db - loss, **limits))

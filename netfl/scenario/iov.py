@@ -143,9 +143,11 @@ class FixedRadio(Section):
 
 
 class ShannonRadio(Section):
-    """Shannon rate with path loss: B log2(1 + SNR) on the current vehicle-RSU distance, with
-    log-normal shadowing correlated over ``decorrelation`` metres (Gudmundson). Uplink:
-    vehicle -> RSU; downlink: RSU -> vehicle."""
+    """Rate from the SNR on the current vehicle-RSU distance, with log-normal shadowing
+    correlated over ``decorrelation`` metres (Gudmundson). Uplink: vehicle -> RSU; downlink:
+    RSU -> vehicle. On an 802.11p medium the SNR picks an 802.11p rate; on a dedicated one the
+    rate is ``implementation_factor`` * B log2(1 + SNR), at most ``max_spectral_efficiency`` *
+    B (3GPP TR 36.942 A.2's link adaptation: 0.6 and 4.4 bit/s/Hz) and ``max_rate``."""
 
     kind: Literal["shannon"]
     path_loss: Literal["tr36885-v2i", "free-space"] = "tr36885-v2i"
@@ -161,6 +163,9 @@ class ShannonRadio(Section):
         None, description="dB; default 8 for tr36885-v2i, 0 for free-space")
     decorrelation: PositiveDistance = 50.0
     max_rate: Rate | None = None
+    implementation_factor: Annotated[float, Field(gt=0, le=1)] = 0.6
+    max_spectral_efficiency: Annotated[float, Field(gt=0, le=30,
+                                                    description="bit/s/Hz")] = 4.4
 
     def shadowing_sigma_db(self) -> float:
         if self.shadowing_std is not None:

@@ -348,8 +348,11 @@ def test_an_upload_cut_during_propagation_is_resumed(tmp_path):
 # ------------------------------------------------------------------------ V2I rates
 
 
+PURE = {"implementation_factor": 1.0, "max_spectral_efficiency": 30.0}  # Shannon's bound
+
+
 def shannon(**fields) -> AccessRadio:
-    return AccessRadio(ShannonRadio(kind="shannon", **fields))
+    return AccessRadio(ShannonRadio(kind="shannon", **{**PURE, **fields}))
 
 
 def test_access_radio_rates_at_known_distances_with_the_documented_defaults():
@@ -388,8 +391,8 @@ def test_access_radio_rates_at_known_distances_with_the_documented_defaults():
 
 
 STATIC = {"car": [(0, 1100, 0), (1000, 1100, 0)]}  # parked 100 m from an RSU at x = 1000
-FREE_SPACE = {"kind": "shannon", "path_loss": "free-space"}  # no shadowing: deterministic
-STEEP = {"kind": "shannon", "shadowing_std": 0}  # TR 36.885 without shadowing
+FREE_SPACE = {"kind": "shannon", "path_loss": "free-space", **PURE}  # no shadowing
+STEEP = {"kind": "shannon", "shadowing_std": 0, **PURE}  # TR 36.885 without shadowing
 
 
 @pytest.mark.parametrize("distance", [100.0, 500.0])
@@ -495,7 +498,7 @@ def test_an_idle_link_is_not_tracked(tmp_path):
 def test_shadowing_is_reproducible_per_seed(tmp_path):
     def capacity(seed):
         bench = RoadBench(tmp_path, STATIC, [[1000, 0]], coverage=600, seed=seed,
-                          radio={"kind": "shannon"})
+                          radio={"kind": "shannon", **PURE})
         done = {}
         bench.send_at(1.0, "c0", "e0", MB, done, "x")
         bench.env.run(until=100)
@@ -507,7 +510,8 @@ def test_shadowing_is_reproducible_per_seed(tmp_path):
 
 
 def test_shadowing_is_one_value_per_link_for_both_directions(tmp_path):
-    bench = RoadBench(tmp_path, STATIC, [[1000, 0]], coverage=600, radio={"kind": "shannon"})
+    bench = RoadBench(tmp_path, STATIC, [[1000, 0]], coverage=600,
+                      radio={"kind": "shannon", **PURE})
     done = {}
     bench.send_at(1.0, "c0", "e0", MB, done, "up")
     bench.send_at(1.0, "e0", "c0", MB, done, "down")

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from netfl.network.radio import (
+    AccessRadio,
     CorrelatedShadowing,
     free_space_path_loss_db,
     link_rate_bps,
@@ -14,6 +15,7 @@ from netfl.network.radio import (
     shannon_rate_bps,
     tr36885_v2i_path_loss_db,
 )
+from netfl.scenario.iov import ShannonRadio
 
 
 def test_free_space_path_loss_at_known_points():
@@ -65,3 +67,15 @@ def test_correlated_shadowing_keeps_its_variance_and_decorrelates():
 
 def test_propagation_delay():
     assert propagation_delay_s(299_792.458) == pytest.approx(1e-3)
+
+
+def test_a_practical_radio_reaches_a_fraction_of_shannon_and_no_more_than_its_best_mcs():
+    # TR 36.942 A.2: 0.6 of the bound, at most 4.4 bit/s/Hz
+    assert shannon_rate_bps(10e6, 10.0, implementation_factor=0.6) == pytest.approx(
+        0.6 * 10e6 * math.log2(11.0))
+    assert shannon_rate_bps(10e6, 40.0, implementation_factor=0.6,
+                            max_spectral_efficiency=4.4) == pytest.approx(44e6)
+    # the case: 30 m from the RSU, 10 MHz, was 236 Mbit/s (23.6 bit/s/Hz)
+    radio = AccessRadio(ShannonRadio(kind="shannon", shadowing_std=0))
+    up, down = radio.rates_bps(30.0)
+    assert up == pytest.approx(44e6) and down == pytest.approx(44e6)
