@@ -111,6 +111,12 @@ class Algorithm:
             return False
         return True
 
+    def broadcast(self, src: str, receivers: Sequence[str]) -> Generator:
+        """Broadcast the model (``download_bytes``) from ``src`` to ``receivers`` at once;
+        returns the set of receivers that got it (see Network.broadcast)."""
+        results = yield self.ctx.network.broadcast(src, list(receivers), self.download_bytes)
+        return {r for r, report in results.items() if report is not None}
+
     def send_up(self, src: str, dst: str) -> Generator:
         """Send a model or update upwards: compressed by ``compression``, counted both ways."""
         return (yield from self.send(src, dst, self.upload_bytes, self.download_bytes))
@@ -118,8 +124,13 @@ class Algorithm:
     def exchange(self, server: str, clients: Sequence[str], round_: int, steps: int) -> Generator:
         """Clients download the model from ``server``, compute for ``steps`` local steps and
         upload (compressed), all in parallel in simulated time. Returns the clients whose
-        uploads arrived; when none did, waits ``idle_wait`` first."""
-        jobs = [self.env.process(self._client_job(server, c, round_, steps)) for c in clients]
+        uploads arrived; when none did, waits ``idle_wait`` first. Where ``server`` broadcasts
+        (an RSU with ``medium.downlink: broadcast``) the model goes out once to all of them."""
+        received = None
+        if clients and self.ctx.network.broadcasts_from(server):
+            received = yield from self.broadcast(server, clients)
+        jobs = [self.env.process(self._client_job(server, c, round_, steps, received))
+                for c in clients]
         yield self.env.all_of(jobs)
         arrived = [c for c, job in zip(clients, jobs, strict=True) if job.value]
         if not arrived:
@@ -156,9 +167,14 @@ class Algorithm:
     def indices(self, clients: Sequence[str]) -> list[int]:
         return [self._client_index[c] for c in clients]
 
-    def _client_job(self, server: str, client: str, round_: int, steps: int) -> Generator:
-        """Download, train, upload for one client; returns whether the upload arrived."""
-        if not (yield from self.send(server, client, self.download_bytes)):
+    def _client_job(self, server: str, client: str, round_: int, steps: int,
+                    received: set | None = None) -> Generator:
+        """Download (unless ``received`` says who got a broadcast), train, upload for one
+        client; returns whether the upload arrived."""
+        if received is not None:
+            if client not in received:
+                return False
+        elif not (yield from self.send(server, client, self.download_bytes)):
             return False
         if not (yield from self.local_compute(client, round_, steps)):
             return False

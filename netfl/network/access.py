@@ -52,9 +52,12 @@ class MobileAccess:
         medium = getattr(spec, "medium", None)
         self.dot11p = medium is not None and medium.kind == "802.11p"
         self.radio = AccessRadio(self.world.access_radio_spec, dot11p=self.dot11p)
+        self.broadcast_rate_bps = 0.0  # > 0: RSUs broadcast the downlink at this rate
         if self.dot11p:
             self._dcf = DcfParameters(medium.aifsn, medium.cw_min, medium.cw_max)
             self._framing = framing_of(network.spec.transport)
+            if medium.downlink == "broadcast":
+                self.broadcast_rate_bps = medium.broadcast_rate
         self._cells: dict[str, Dot11Cell] = {}
         self.propagation = getattr(self.world, "propagation_delays", False)
         self.interval_s = spec.rate_update.interval
@@ -111,9 +114,7 @@ class MobileAccess:
         delay = distance / SPEED_OF_LIGHT_MPS if self.propagation else spec.delay
         fabric = self.network.fabric
         if self.dot11p:
-            cell = self._cells.get(rsu)
-            if cell is None:
-                cell = self._cells[rsu] = Dot11Cell(fabric, rsu, self._framing, self._dcf)
+            cell = self._cell(rsu)
             link = Link(client, rsu, "access", delay,
                         *cell.link(client, rsu, up, down, self._goodput), loss, loss_rng)
         else:
@@ -127,6 +128,31 @@ class MobileAccess:
         self._count += 1
         self.network.add_link(link)
         return link
+
+    def _cell(self, rsu: str) -> Dot11Cell:
+        cell = self._cells.get(rsu)
+        if cell is None:
+            cell = self._cells[rsu] = Dot11Cell(self.network.fabric, rsu, self._framing,
+                                                self._dcf)
+        return cell
+
+    def broadcast_flow(self, rsu: str, nbytes: float):
+        """A broadcast of ``nbytes`` from ``rsu`` on its medium: (the flow, its bits on air)."""
+        cell = self._cell(rsu)
+        bits = cell.frames_bits(nbytes)
+        return self.network.fabric.transmit(cell.broadcast(self.broadcast_rate_bps), [],
+                                            bits), bits
+
+    def hears_broadcast(self, link: Link, rsu: str) -> bool:
+        """Whether the vehicle of ``link`` decodes ``rsu``'s broadcasts now: its downlink's PHY
+        rate (from its SNR) is at least the broadcast rate. A fixed radio has no SNR: its
+        vehicles decode every broadcast."""
+        client = link.u if link.v == rsu else link.v
+        if not self.radio.varies:
+            return True
+        self._refresh(link)
+        down = self._cells[rsu].rate_of(link.channel(rsu, client))
+        return down >= self.broadcast_rate_bps
 
     def wait_for_coverage(self, client: str):
         """Generator: wait until the vehicle that is ``client`` now is attached to some RSU, at

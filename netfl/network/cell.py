@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from netfl.network import dcf
 from netfl.network.flow import Channel
 
+UDP_IP_HEADER_BYTES = 28
+
 
 @dataclass(frozen=True)
 class Framing:
@@ -71,8 +73,9 @@ class Dot11Cell:
         self.framing, self.parameters = framing, parameters
         self.channel = Channel(fabric, f"cell {name}", 0.0)
         self.channel.watcher = self.refresh
-        self._fabric = fabric
+        self._fabric, self.name = fabric, name
         self._stations: dict[Channel, _Station] = {}
+        self._broadcasts: dict[float, _Station] = {}
 
     def link(self, client: str, rsu: str, up_bps: float, down_bps: float,
              goodput: float = 1.0) -> tuple[tuple[Channel, Channel], tuple[Channel, Channel]]:
@@ -88,6 +91,30 @@ class Dot11Cell:
             self._stations[station.channel] = station
         self._reprice(up)
         return (up.channel, self.channel), (down.channel, self.channel)
+
+    def broadcast(self, rate_bps: float) -> tuple[Channel, Channel]:
+        """The channels of a broadcast from the RSU at ``rate_bps``: no MAC or TCP
+        acknowledgements, no retries. Its flow counts ``framing.bits_per_frame`` per frame
+        (``frames_bits`` converts a payload)."""
+        station = self._broadcasts.get(rate_bps)
+        if station is None:
+            channel = Channel(self._fabric, f"{self.name} broadcast", 0.0)
+            station = _Station(channel, self.name, self.name, rate_bps, 1.0)
+            ip_bytes = self.framing.ip_bytes
+            station.frame_s = (dcf.aifs_s(self.parameters.aifsn) + dcf.frame_airtime_s(
+                ip_bytes + dcf.MAC_DATA_OVERHEAD_BYTES, rate_bps))
+            self._stations[channel] = self._broadcasts[rate_bps] = station
+        return station.channel, self.channel
+
+    def rate_of(self, channel: Channel) -> float:
+        """The PHY rate of a direction (by its own channel)."""
+        return self._stations[channel].rate_bps
+
+    def frames_bits(self, payload_bytes: float) -> float:
+        """What a broadcast of ``payload_bytes`` counts on the cell: whole frames of UDP/IP
+        packets (28 bytes of headers each)."""
+        frames = math.ceil(payload_bytes / (self.framing.ip_bytes - UDP_IP_HEADER_BYTES))
+        return frames * self.framing.bits_per_frame
 
     def set_rates(self, up_channel: Channel, up_bps: float, down_bps: float) -> None:
         """A vehicle's PHY rates changed (it moved): ``up_channel`` is its uplink's own."""

@@ -105,12 +105,14 @@ def contention_per_frame_s(stations: int, collision_s: float, cw_min: int = 15,
     return ((1.0 - busy) * SLOT_S + busy * (1.0 - success) * collision_s) / (busy * success)
 
 
-def rate_at_snr_bps(snr_db: float, noise_figure_db: float) -> float:
-    """The highest 802.11p rate a receiver with ``noise_figure_db`` decodes at ``snr_db`` (over
-    thermal noise plus that noise figure); 0 below the lowest rate's threshold."""
+def rate_at_snr_bps(snr_db: float, noise_figure_db: float, max_rate_bps: float = math.inf
+                    ) -> float:
+    """The highest 802.11p rate (at most ``max_rate_bps``) a receiver with ``noise_figure_db``
+    decodes at ``snr_db`` (over thermal noise plus that noise figure); 0 below the lowest
+    rate's threshold."""
     margin = snr_db + noise_figure_db - 10.0  # the SNR the standard's 10 dB receiver would see
     best = 0.0
     for rate, threshold in zip(RATES_BPS, SNR_THRESHOLDS_DB, strict=True):
-        if margin >= threshold:
+        if margin >= threshold and rate <= max_rate_bps:
             best = rate
     return best

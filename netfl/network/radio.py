@@ -144,9 +144,10 @@ class AccessRadio:
                                         spec.g_over_t, spec.max_rate)
             return rate, rate
         loss = self.path_loss_db(distance_m) + shadowing_db
-        if self.dot11p:
-            return (dcf.rate_at_snr_bps(self._up_db - loss, spec.rsu_noise_figure),
-                    dcf.rate_at_snr_bps(self._down_db - loss, spec.vehicle_noise_figure))
+        if self.dot11p:  # max_rate caps the rate chosen
+            cap = math.inf if spec.max_rate is None else spec.max_rate
+            return (dcf.rate_at_snr_bps(self._up_db - loss, spec.rsu_noise_figure, cap),
+                    dcf.rate_at_snr_bps(self._down_db - loss, spec.vehicle_noise_figure, cap))
         limits = dict(max_rate_bps=spec.max_rate,
                       implementation_factor=spec.implementation_factor,
                       max_spectral_efficiency=spec.max_spectral_efficiency)

@@ -21,7 +21,7 @@ from netfl.errors import TransferFailed
 from netfl.network.access import MobileAccess
 from netfl.network.fabric import Fabric
 from netfl.network.link import Channel, Link, LossModel
-from netfl.network.transport import HopFailed, make_transport
+from netfl.network.transport import HopFailed, down_reason, make_transport
 from netfl.scenario.sections import (
     Links,
     LinkSpec,
@@ -288,6 +288,59 @@ class Network:
                 raw_nbytes=raw_nbytes)
             self.trace.emit(report)
             return report
+
+    def broadcasts_from(self, node: str) -> bool:
+        """Whether ``node`` (an RSU) sends its downlinks as one broadcast to its cell."""
+        return (self.mobile is not None and self.mobile.broadcast_rate_bps > 0
+                and self.world.tier(node) == EDGE)
+
+    def broadcast(self, src: str, receivers: list[str], nbytes: float,
+                  tag: str | None = None) -> simpy.Process:
+        """Broadcast ``nbytes`` from the RSU ``src`` to those of ``receivers`` in its cell, once
+        on the air (``broadcasts_from``). The process's value maps each receiver to its
+        TransferEnd, or None where it missed the broadcast (a TransferFail record says why:
+        no-route, left-coverage or broadcast-missed). The bits on the air are counted once,
+        split over the receivers' records (``wire_bytes``); each record delivers ``nbytes``."""
+        return self.env.process(self._broadcast(src, list(receivers), float(nbytes),
+                                                tag or f"{self.world.tier(src)}->{CLIENT}"))
+
+    def _broadcast(self, src: str, receivers: list[str], nbytes: float, tag: str):
+        started, ids = self.env.now, {r: next(self._ids) for r in receivers}
+        links = {r: self.find_link(r, src) for r in receivers}
+        listening = {r: link.down_epoch for r, link in links.items() if link is not None
+                     and link.up and self.world.is_attached(r, src)}
+        if self.trace.wants(TransferStart):
+            for r in receivers:
+                self.trace.emit(TransferStart(time_s=started, transfer_id=ids[r], src=src,
+                                              dst=r, tag=tag, nbytes=nbytes, attempt=0))
+        air_bytes = 0.0
+        if listening:
+            flow, air_bits = self.mobile.broadcast_flow(src, nbytes)
+            air_bytes = float(air_bits) / 8.0
+            yield flow.event
+            yield self.env.timeout(max(links[r].delay_s for r in listening))
+        share, results = air_bytes / max(len(receivers), 1), {}
+        for r in receivers:
+            link, reason = links[r], None
+            if r not in listening:
+                reason = "no-route"
+            elif not link.up or link.down_epoch != listening[r]:
+                reason = down_reason(link)
+            elif not self.mobile.hears_broadcast(link, src):
+                reason = "broadcast-missed"
+            if reason is None:
+                results[r] = TransferEnd(
+                    time_s=self.env.now, transfer_id=ids[r], src=src, dst=r, tag=tag,
+                    nbytes=nbytes, path=(src, r), duration_s=self.env.now - started,
+                    wire_bytes=share, retransmissions=0, raw_nbytes=nbytes)
+                self.trace.emit(results[r])
+            else:
+                results[r] = None
+                self.trace.emit(TransferFail(
+                    time_s=self.env.now, transfer_id=ids[r], src=src, dst=r, tag=tag,
+                    nbytes=nbytes, reason=reason, wire_bytes=share,
+                    link=link.name if link else "", will_retry=False))
+        return results
 
     def transport_of(self, link: Link):
         """The transport that carries ``link``: its class's, or links.transport."""

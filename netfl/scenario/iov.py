@@ -176,17 +176,30 @@ class ShannonRadio(Section):
 Radio = Annotated[FixedRadio | ShannonRadio, Field(discriminator="kind")]
 
 
+DOT11P_RATES_BPS = (3e6, 4.5e6, 6e6, 9e6, 12e6, 18e6, 24e6, 27e6)  # as netfl.network.dcf
+
+
+def _rates_text() -> str:
+    return ", ".join(f"{r / 1e6:g}" for r in DOT11P_RATES_BPS)
+
+
 class Dot11pMedium(Section):
     """One IEEE 802.11p channel per RSU, shared by it and its vehicles (DCF): every frame, up
     or down, data or TCP acknowledgement, takes the medium in turn. The PHY rate is the fixed
     radio's ``rate`` (one of the 10 MHz rates) or, with a ``shannon`` radio, the highest rate
     whose threshold the SNR meets. ``aifsn``, ``cw_min`` and ``cw_max``: the access category
-    (2, 15, 1023: DCF, as ns-3's ad hoc MAC; ITS-G5's best effort is 6, 15, 1023)."""
+    (2, 15, 1023: DCF, as ns-3's ad hoc MAC; ITS-G5's best effort is 6, 15, 1023).
+    ``downlink``: ``unicast`` (a TCP transfer per vehicle, as FL frameworks do) or
+    ``broadcast`` (an RSU sends a model to the vehicles of its cell once, at
+    ``broadcast_rate``, without acknowledgements or retries: a vehicle that cannot decode that
+    rate at its SNR, or leaves before the end, misses it)."""
 
     kind: Literal["802.11p"] = "802.11p"
     aifsn: Annotated[int, Field(ge=1, le=15)] = 2
     cw_min: Annotated[int, Field(ge=1, le=1023)] = 15
     cw_max: Annotated[int, Field(ge=1, le=1023)] = 1023
+    downlink: Literal["unicast", "broadcast"] = "unicast"
+    broadcast_rate: Rate = Field(6e6, description="ITS-G5's default data rate")
 
     @model_validator(mode="after")
     def _windows(self) -> Dot11pMedium:
@@ -196,6 +209,9 @@ class Dot11pMedium(Section):
                 raise ValueError(f"{name} must be 2^k - 1 (3, 7, 15, ..., 1023); got {value}")
         if self.cw_max < self.cw_min:
             raise ValueError(f"cw_max ({self.cw_max}) must be >= cw_min ({self.cw_min})")
+        if self.broadcast_rate not in DOT11P_RATES_BPS:
+            raise ValueError(f"broadcast_rate {self.broadcast_rate / 1e6:g} Mbps is not an "
+                             f"802.11p rate ({_rates_text()} Mbps)")
         return self
 
 
@@ -208,7 +224,6 @@ class DedicatedMedium(Section):
 
 
 Medium = Annotated[Dot11pMedium | DedicatedMedium, Field(discriminator="kind")]
-DOT11P_RATES_BPS = (3e6, 4.5e6, 6e6, 9e6, 12e6, 18e6, 24e6, 27e6)  # as netfl.network.dcf
 
 
 class RateUpdate(Section):
@@ -263,9 +278,8 @@ class IovWorld(Section):
             raise ValueError("traffic applies to built-in roads; an fcd trace brings its own")
         if self.medium.kind == "802.11p":
             if self.radio.kind == "fixed" and self.radio.rate not in DOT11P_RATES_BPS:
-                allowed = ", ".join(f"{r / 1e6:g}" for r in DOT11P_RATES_BPS)
                 raise ValueError(f"radio.rate {self.radio.rate / 1e6:g} Mbps is not an 802.11p "
-                                 f"rate (10 MHz: {allowed} Mbps); or set medium: "
+                                 f"rate (10 MHz: {_rates_text()} Mbps); or set medium: "
                                  f"{{kind: dedicated}}")
             if self.radio.kind == "shannon" and self.radio.bandwidth != 10e6:
                 raise ValueError(f"802.11p uses 10 MHz channels; radio.bandwidth is "

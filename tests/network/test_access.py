@@ -585,3 +585,53 @@ def test_a_dedicated_medium_gives_every_vehicle_the_full_rate(tmp_path):
         bench.send_at(1.0, client, "e0", 150_000, done, client)
     bench.env.run(until=100)
     assert done["c0"][0] == pytest.approx(1.0 + 8 * 150_000 / RATE + DELAY)
+
+
+def _broadcast_bench(tmp_path, vehicles, **spec):
+    medium = {"kind": "802.11p", "downlink": "broadcast", "broadcast_rate": 6e6}
+    return RoadBench(tmp_path, vehicles, [[1000, 0]], coverage=600, medium=medium, **spec)
+
+
+def test_a_broadcast_reaches_every_vehicle_of_the_cell_at_once(tmp_path):
+    vehicles = {"a": [(0, 1000, 0), (1000, 1000, 0)], "b": [(0, 1100, 0), (1000, 1100, 0)]}
+    bench = _broadcast_bench(tmp_path, vehicles, radio={"kind": "fixed", "rate": 6e6})
+    assert bench.network.broadcasts_from("e0") and not bench.network.broadcasts_from("c0")
+    out = {}
+
+    def run():
+        yield bench.env.timeout(1.0)
+        out["results"] = yield bench.network.broadcast("e0", ["c0", "c1"], 147_200)
+    bench.env.process(run())
+    bench.env.run(until=100)
+    frames = 100  # 147,200 bytes in UDP packets of 1,472
+    per_frame = (dcf.aifs_s(2) + dcf.frame_airtime_s(1536, 6e6)
+                 + dcf.contention_per_frame_s(1, 0.0))  # one sender, no acknowledgements
+    results = out["results"]
+    for client in ("c0", "c1"):
+        assert results[client].time_s == pytest.approx(1.0 + frames * per_frame + DELAY)
+        assert results[client].nbytes == 147_200  # delivered to each
+    # on the air once: the two records share the bits of 100 frames of 1,500 bytes
+    assert sum(r.wire_bytes for r in results.values()) == pytest.approx(frames * 1500)
+
+
+def test_a_vehicle_that_cannot_decode_the_broadcast_rate_or_leaves_misses_it(tmp_path):
+    # c0 parks near the RSU; c1 far (free space, 2 km: too weak for 6 Mbit/s); c2 drives out
+    vehicles = {"near": [(0, 1000, 5), (1000, 1000, 5)], "far": [(0, 1000, 580), (1000, 1000, 580)],
+                "gone": [(0, 1400, 0), (2, 1500, 0), (3, 5000, 0)]}
+    radio = {"kind": "shannon", "path_loss": "tr36885-v2i", "shadowing_std": 0,
+             "rsu_tx_power": 0.0}
+    bench = _broadcast_bench(tmp_path, vehicles, radio=radio)
+    out = {}
+
+    def run():
+        yield bench.env.timeout(1.0)
+        out["client"] = {bench.world.vehicle_of(c, 1.0): c for c in ("c0", "c1", "c2")}
+        out["results"] = yield bench.network.broadcast("e0", ["c0", "c1", "c2"], 1_000_000)
+    bench.env.process(run())
+    bench.env.run(until=100)
+    near, far, gone = (out["client"][v] for v in ("near", "far", "gone"))
+    results = out["results"]
+    assert results[near] is not None
+    assert results[far] is None and results[gone] is None
+    reasons = {r.dst: r.reason for r in bench.of(TransferFail)}
+    assert reasons == {far: "broadcast-missed", gone: "left-coverage"}

@@ -341,6 +341,16 @@ def test_iov_runs_are_reproducible_and_depend_on_the_seed(tiny):
     assert other["load_by_rsu"] != first["load_by_rsu"]  # a different road, not only data
 
 
+def test_rsus_broadcasting_the_model_put_it_on_the_air_once_per_cell(tiny):
+    broadcast = {"medium": {"kind": "802.11p", "downlink": "broadcast"}}
+    summary = run_scenario(iov_scenario(tiny, **broadcast), write=False).summary
+    assert summary["rounds"] == 4
+    # downloads delivered to every listener of a cell count once on the air
+    assert summary["wire_bytes_total"] < 0.9 * summary["bytes_total"]
+    unicast = run_scenario(iov_scenario(tiny), write=False).summary
+    assert unicast["wire_bytes_total"] > unicast["bytes_total"]  # TCP/IP headers on top
+
+
 def test_iov_summary_agrees_with_visits_csv_and_the_plot_is_written(tiny, tmp_path):
     scenario = iov_scenario(tiny)
     scenario["output"] = {"plots": True}
