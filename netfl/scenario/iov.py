@@ -150,7 +150,10 @@ class ShannonRadio(Section):
     B (3GPP TR 36.942 A.2's link adaptation: 0.6 and 4.4 bit/s/Hz) and ``max_rate``."""
 
     kind: Literal["shannon"]
-    path_loss: Literal["tr36885-v2i", "free-space"] = "tr36885-v2i"
+    path_loss: Literal["winner-b1-los", "tr36942-macro", "free-space", "tr36885-v2i"] = (
+        "winner-b1-los")
+    rsu_height: PositiveDistance = Field(5.0, description="a UE-type RSU (TR 36.885)")
+    vehicle_height: PositiveDistance = 1.5
     frequency: Frequency = 5.9e9
     bandwidth: Frequency = 10e6
     vehicle_tx_power: Power = 23.0
@@ -160,8 +163,10 @@ class ShannonRadio(Section):
     vehicle_noise_figure: NonNegativeGain = 9.0
     rsu_noise_figure: NonNegativeGain = 5.0
     shadowing_std: NonNegativeGain | None = Field(
-        None, description="dB; default 8 for tr36885-v2i, 0 for free-space")
-    decorrelation: PositiveDistance = 50.0
+        None, description="dB; default 3 for winner-b1-los, 8 for tr36942-macro, 0 for "
+                          "free-space")
+    decorrelation: PositiveDistance | None = Field(
+        None, description="default 10 m for winner-b1-los, 50 m for tr36942-macro")
     max_rate: Rate | None = None
     implementation_factor: Annotated[float, Field(gt=0, le=1)] = 0.6
     max_spectral_efficiency: Annotated[float, Field(gt=0, le=30,
@@ -170,7 +175,22 @@ class ShannonRadio(Section):
     def shadowing_sigma_db(self) -> float:
         if self.shadowing_std is not None:
             return self.shadowing_std
-        return 8.0 if self.path_loss == "tr36885-v2i" else 0.0
+        return {"winner-b1-los": 3.0, "tr36942-macro": 8.0}.get(self.path_loss, 0.0)
+
+    def decorrelation_m(self) -> float:
+        if self.decorrelation is not None:
+            return self.decorrelation
+        return 10.0 if self.path_loss == "winner-b1-los" else 50.0
+
+    @model_validator(mode="after")
+    def _renamed(self) -> ShannonRadio:
+        if self.path_loss == "tr36885-v2i":
+            raise ValueError(
+                "path_loss tr36885-v2i was the 2 GHz macro-cell law 128.1 + 37.6 log10(d_km) "
+                "(from TR 36.942), not TR 36.885's RSU model; use winner-b1-los (TR 36.885's "
+                "LOS model for a 5 m UE-type RSU) or tr36942-macro (the macro law, now with "
+                "its frequency term)")
+        return self
 
 
 Radio = Annotated[FixedRadio | ShannonRadio, Field(discriminator="kind")]

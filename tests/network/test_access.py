@@ -358,41 +358,49 @@ def shannon(**fields) -> AccessRadio:
 def test_access_radio_rates_at_known_distances_with_the_documented_defaults():
     radio = shannon()
     # 23 dBm + 3 dBi + 8 dBi = 34 dBm EIRP+gain; noise over 10 MHz: -174 + 70 = -104 dBm,
-    # plus 5 dB at the RSU (uplink) or 9 dB at the vehicle (downlink)
-    # TR 36.885 at 100 m: 128.1 - 37.6 = 90.5 dB -> SNR 34 - 90.5 + 99 = 42.5 dB up, 38.5 down
+    # plus 5 dB at the RSU (uplink) or 9 dB at the vehicle (downlink). WINNER+ B1 LOS over
+    # the 3-D distance from a 1.5 m antenna to a 5 m RSU, before its 157 m breakpoint:
+    # 22.7 log10(d) + 27 + 20 log10(5.9)
+    d3 = math.hypot(100.0, 3.5)
+    loss = 22.7 * math.log10(d3) + 27.0 + 20 * math.log10(5.9)
     up, down = radio.rates_bps(100.0)
-    assert up == pytest.approx(10e6 * math.log2(1 + 10 ** 4.25), rel=1e-9)
-    assert down == pytest.approx(10e6 * math.log2(1 + 10 ** 3.85), rel=1e-9)
-    # at 500 m: 128.1 + 37.6 log10(0.5) = 116.78 dB -> 16.22 dB up: about 54 Mbit/s
+    assert up == pytest.approx(10e6 * math.log2(1 + 10 ** ((133.0 - loss) / 10)), rel=1e-9)
+    assert down == pytest.approx(10e6 * math.log2(1 + 10 ** ((129.0 - loss) / 10)), rel=1e-9)
+    # at 500 m, past the breakpoint: 40 log10(d) + 7.56 - 17.3 log10(4 x 0.5) + 2.7 log10(5.9)
     up, down = radio.rates_bps(500.0)
-    snr_up = 133.0 - (128.1 + 37.6 * math.log10(0.5))
+    d3 = math.hypot(500.0, 3.5)
+    loss = 40 * math.log10(d3) + 7.56 - 17.3 * math.log10(2.0) + 2.7 * math.log10(5.9)
+    snr_up = 133.0 - loss
     assert up == pytest.approx(10e6 * math.log2(1 + 10 ** (snr_up / 10)), rel=1e-9)
-    assert up / 1e6 == pytest.approx(54.2, abs=0.1)
     assert down == pytest.approx(10e6 * math.log2(1 + 10 ** ((snr_up - 4) / 10)), rel=1e-9)
     # 3 dB of shadowing is 3 dB less SNR in both directions
     up_s, down_s = radio.rates_bps(500.0, 3.0)
     assert up_s == pytest.approx(10e6 * math.log2(1 + 10 ** ((snr_up - 3) / 10)), rel=1e-9)
     assert down_s < down
-    # free space at 5.9 GHz, 100 m: 40 + 195.417 - 147.55 = 87.867 dB
+    # free space at 5.9 GHz over 100 m (3-D: 100.06 m): 40.005 + 195.417 - 147.55 = 87.872 dB
     up, down = shannon(path_loss="free-space").rates_bps(100.0)
-    pl = 40.0 + 20 * math.log10(5.9e9) - 147.55
-    assert pl == pytest.approx(87.867, abs=1e-3)
+    pl = 20 * math.log10(math.hypot(100.0, 3.5)) + 20 * math.log10(5.9e9) - 147.55
+    assert pl == pytest.approx(87.872, abs=1e-3)
     assert up == pytest.approx(10e6 * math.log2(1 + 10 ** ((133.0 - pl) / 10)), rel=1e-9)
     assert down == pytest.approx(10e6 * math.log2(1 + 10 ** ((129.0 - pl) / 10)), rel=1e-9)
-    # a cap, the 1 m floor, and the fixed radio
+    # a cap, the heights (a vehicle under the RSU is 3.5 m from it), and the fixed radio
     assert shannon(max_rate=27e6).rates_bps(100.0) == (27e6, 27e6)
-    assert radio.rates_bps(0.2) == radio.rates_bps(1.0)
+    assert radio.rates_bps(0.0) > radio.rates_bps(5.0)  # finite right under the RSU
+    assert radio.path_loss_db(0.0) == pytest.approx(
+        22.7 * math.log10(3.5) + 27.0 + 20 * math.log10(5.9))
     fixed = AccessRadio(IovWorld.model_validate({
         "kind": "iov", "road": {"kind": "highway"}, "rsus": {"spacing": 1000}}).radio)
     assert not fixed.varies and fixed.rates_bps(123.0) == (6e6, 6e6)
     # documented shadowing defaults
-    assert ShannonRadio(kind="shannon").shadowing_sigma_db() == 8.0
+    assert ShannonRadio(kind="shannon").shadowing_sigma_db() == 3.0
+    assert ShannonRadio(kind="shannon").decorrelation_m() == 10.0
+    assert ShannonRadio(kind="shannon", path_loss="tr36942-macro").shadowing_sigma_db() == 8.0
     assert ShannonRadio(kind="shannon", path_loss="free-space").shadowing_sigma_db() == 0.0
 
 
 STATIC = {"car": [(0, 1100, 0), (1000, 1100, 0)]}  # parked 100 m from an RSU at x = 1000
 FREE_SPACE = {"kind": "shannon", "path_loss": "free-space", **PURE}  # no shadowing
-STEEP = {"kind": "shannon", "shadowing_std": 0, **PURE}  # TR 36.885 without shadowing
+STEEP = {"kind": "shannon", "shadowing_std": 0, **PURE}  # WINNER+ B1 without shadowing
 
 
 @pytest.mark.parametrize("distance", [100.0, 500.0])
@@ -618,7 +626,7 @@ def test_a_vehicle_that_cannot_decode_the_broadcast_rate_or_leaves_misses_it(tmp
     # c0 parks near the RSU; c1 far (free space, 2 km: too weak for 6 Mbit/s); c2 drives out
     vehicles = {"near": [(0, 1000, 5), (1000, 1000, 5)], "far": [(0, 1000, 580), (1000, 1000, 580)],
                 "gone": [(0, 1400, 0), (2, 1500, 0), (3, 5000, 0)]}
-    radio = {"kind": "shannon", "path_loss": "tr36885-v2i", "shadowing_std": 0,
+    radio = {"kind": "shannon", "path_loss": "tr36942-macro", "shadowing_std": 0,
              "rsu_tx_power": 0.0}
     bench = _broadcast_bench(tmp_path, vehicles, radio=radio)
     out = {}

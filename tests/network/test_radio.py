@@ -13,7 +13,8 @@ from netfl.network.radio import (
     noise_power_dbm,
     propagation_delay_s,
     shannon_rate_bps,
-    tr36885_v2i_path_loss_db,
+    tr36942_macro_path_loss_db,
+    winner_b1_los_path_loss_db,
 )
 from netfl.scenario.iov import ShannonRadio
 
@@ -26,11 +27,47 @@ def test_free_space_path_loss_at_known_points():
             == pytest.approx(20 * math.log10(2)))
 
 
-def test_tr36885_v2i_path_loss_at_known_points():
-    assert tr36885_v2i_path_loss_db(1000.0) == pytest.approx(128.1)
-    assert tr36885_v2i_path_loss_db(100.0) == pytest.approx(128.1 - 37.6)
-    assert tr36885_v2i_path_loss_db(0.01) == tr36885_v2i_path_loss_db(1.0)  # floor at 1 m
+def test_the_macro_law_is_tr36942s_with_its_frequency_term():
+    # 2 GHz, 15 m above the rooftops: the familiar 128.1 + 37.6 log10(d_km)
+    assert tr36942_macro_path_loss_db(1000.0, 2e9) == pytest.approx(128.1, abs=0.06)
+    assert tr36942_macro_path_loss_db(100.0, 2e9) == pytest.approx(128.1 - 37.6, abs=0.06)
+    # at 5.9 GHz its 21 log10(f) adds 9.9 dB (the finding)
+    assert (tr36942_macro_path_loss_db(500.0, 5.9e9) - tr36942_macro_path_loss_db(500.0, 2e9)
+            == pytest.approx(21 * math.log10(5.9 / 2)))
+    # never less loss than free space (close in, the law would give less)
+    assert tr36942_macro_path_loss_db(10.0, 5.9e9) == pytest.approx(
+        free_space_path_loss_db(10.0, 5.9e9))
 
+
+def test_winner_b1_los_at_known_points():
+    f = 5.9e9
+    # before the breakpoint (5 m RSU, 1.5 m vehicle: d'BP = 4 x 4 x 0.5 x f / c = 157 m)
+    assert winner_b1_los_path_loss_db(100.0, f, 5.0, 1.5) == pytest.approx(
+        22.7 * 2 + 27.0 + 20 * math.log10(5.9))
+    bp = 4 * 4.0 * 0.5 * f / 299_792_458.0
+    below = winner_b1_los_path_loss_db(bp * (1 - 1e-9), f, 5.0, 1.5)
+    above = winner_b1_los_path_loss_db(bp * (1 + 1e-9), f, 5.0, 1.5)
+    assert above == pytest.approx(below, abs=0.05)  # the two branches meet
+    assert winner_b1_los_path_loss_db(400.0, f, 5.0, 1.5) == pytest.approx(
+        40 * math.log10(400) + 7.56 - 17.3 * math.log10(4.0) - 17.3 * math.log10(0.5)
+        + 2.7 * math.log10(5.9))
+    # below 3 m: the loss at 3 m (4.2 dB below free space there, as the model is fitted)
+    assert winner_b1_los_path_loss_db(1.0, f, 5, 1.5) == winner_b1_los_path_loss_db(3.0, f, 5, 1.5)
+    assert free_space_path_loss_db(3.0, f) - winner_b1_los_path_loss_db(3.0, f, 5, 1.5) == (
+        pytest.approx(4.16, abs=0.01))
+    # the frequency is honoured
+    assert winner_b1_los_path_loss_db(100.0, 28e9, 5, 1.5) > winner_b1_los_path_loss_db(
+        100.0, 5.9e9, 5, 1.5) + 13
+
+
+def test_the_old_path_loss_name_is_refused_with_what_to_use():
+    with pytest.raises(ValueError, match="winner-b1-los"):
+        ShannonRadio(kind="shannon", path_loss="tr36885-v2i")
+
+
+def test_distances_are_3d_with_the_antenna_heights():
+    radio = AccessRadio(ShannonRadio(kind="shannon", path_loss="free-space"))
+    assert radio.path_loss_db(0.0) == pytest.approx(free_space_path_loss_db(3.5, 5.9e9))
 
 def test_noise_and_shannon_rate():
     # 10 MHz, 9 dB noise figure: -174 + 70 + 9 = -95 dBm
@@ -40,12 +77,14 @@ def test_noise_and_shannon_rate():
 
 
 def test_link_rate_of_a_v2i_link_at_100_m():
-    # 23 dBm, 10 MHz, 9 dB NF, 3 + 8 dBi antennas: P_rx = 23 + 11 - 90.5 = -56.5 dBm,
-    # SNR = -56.5 + 95 = 38.5 dB
-    rate = link_rate_bps(tr36885_v2i_path_loss_db(100.0), tx_power_dbm=23.0, bandwidth_hz=10e6,
-                         noise_figure_db=9.0, tx_gain_db=3.0, rx_gain_db=8.0)
-    assert rate == pytest.approx(10e6 * math.log2(1 + 10 ** 3.85), rel=1e-9)
-    farther = link_rate_bps(tr36885_v2i_path_loss_db(400.0), tx_power_dbm=23.0,
+    # 23 dBm, 10 MHz, 9 dB NF, 3 + 8 dBi antennas: P_rx = 23 + 11 - 90.55 = -56.55 dBm,
+    # SNR = -56.55 + 95 = 38.45 dB
+    loss = tr36942_macro_path_loss_db(100.0, 2e9)
+    assert loss == pytest.approx(90.55, abs=0.01)
+    rate = link_rate_bps(loss, tx_power_dbm=23.0, bandwidth_hz=10e6, noise_figure_db=9.0,
+                         tx_gain_db=3.0, rx_gain_db=8.0)
+    assert rate == pytest.approx(10e6 * math.log2(1 + 10 ** ((34 - loss + 95) / 10)), rel=1e-9)
+    farther = link_rate_bps(tr36942_macro_path_loss_db(400.0, 2e9), tx_power_dbm=23.0,
                             bandwidth_hz=10e6, noise_figure_db=9.0)
     assert farther < rate
 
