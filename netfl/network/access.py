@@ -69,7 +69,14 @@ class MobileAccess:
         self._count = 0
         loss = network.spec.access.loss
         self._goodput = 1.0 - loss.probability if loss.kind == "rate-reduction" else 1.0
+        # make before break: a link is up while its RSU's radio reaches the vehicle, so a
+        # transfer in flight at a hand-over goes on with the old RSU until the vehicle is out
+        # of its reach; new transfers go through the RSU the vehicle is attached to now
+        self.keep_in_range = (hasattr(self.world, "subscribe_ranges")
+                              and getattr(spec, "in_flight_at_handover", "cut") == "continue")
         self.world.subscribe(self._on_association)
+        if self.keep_in_range:
+            self.world.subscribe_ranges(self._on_range)
         if hasattr(self.world, "subscribe_links"):
             self.world.subscribe_links(self._on_feeder)
         if hasattr(self.world, "link_delays_s"):
@@ -93,15 +100,26 @@ class MobileAccess:
 
     def _on_association(self, client: str, rsu: str, attached: bool) -> None:
         network = self.network
-        link = network.find_link(client, rsu)
-        if link is None:
-            link = self._new_link(client, rsu)
-            if attached and link.up and network.trace.wants(LinkState):
-                network.trace.emit(LinkState(time_s=self.env.now, link=link.name, up=True))
-        network.set_link_state(link, attached, COVERAGE)
+        link = self._link(client, rsu, attached)
+        if not self.keep_in_range:
+            network.set_link_state(link, attached, COVERAGE)
+        elif attached:  # within reach by definition (at equal times the range may come later)
+            network.set_link_state(link, True, COVERAGE)
         if attached:
             for event in self._waiters.pop(client, []):
                 event.succeed(rsu)
+
+    def _on_range(self, client: str, rsu: str, in_range: bool) -> None:
+        self.network.set_link_state(self._link(client, rsu, in_range), in_range, COVERAGE)
+
+    def _link(self, client: str, rsu: str, up: bool) -> Link:
+        """The client's access link to ``rsu``, made on first contact."""
+        link = self.network.find_link(client, rsu)
+        if link is None:
+            link = self._new_link(client, rsu)
+            if up and link.up and self.network.trace.wants(LinkState):
+                self.network.trace.emit(LinkState(time_s=self.env.now, link=link.name, up=True))
+        return link
 
     def _new_link(self, client: str, rsu: str) -> Link:
         spec = self.network.spec.access

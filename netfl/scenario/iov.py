@@ -277,6 +277,10 @@ class IovWorld(Section):
     medium: Medium = Dot11pMedium()
     rate_update: RateUpdate = RateUpdate()
     resume_uploads: ResumeUploads = ResumeUploads()
+    in_flight_at_handover: Literal["continue", "cut"] = Field(
+        "continue", description="continue: a transfer in flight when the vehicle becomes "
+        "another RSU's client goes on with its RSU while within its coverage radius; cut: it "
+        "fails at the hand-over (netfl before issue 25)")
     backhaul_delay_per_km: Duration = Field(5e-6, description="fibre: about 5 us per km")
     cloud: bool = True
 

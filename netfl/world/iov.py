@@ -29,7 +29,14 @@ import numpy as np
 from netfl.errors import CorruptDataFile, ScenarioError, ScenarioProblem
 from netfl.scenario.iov import GridRoad, HighwayRoad, IovWorld, TraceRoad
 from netfl.world.base import CLIENT, CLOUD, CLOUD_NAME, EDGE, World, client_name, edge_name
-from netfl.world.mobility import Trip, association, highway_trips, read_fcd, rsu_positions
+from netfl.world.mobility import (
+    Trip,
+    association,
+    coverage_window,
+    highway_trips,
+    read_fcd,
+    rsu_positions,
+)
 from netfl.world.roads import (
     Path,
     backhaul_edges,
@@ -68,6 +75,26 @@ def path_visits(path: Path, rsus: np.ndarray, radius_m: float) -> list[tuple[int
             else:
                 visits.append((j, contact.start_s, contact.end_s))
     return visits
+
+
+def path_ranges(path: Path, rsus: np.ndarray, radius_m: float) -> list[tuple[int, float, float]]:
+    """(rsu index, start, end) of one vehicle's path: every interval in which it is within
+    ``radius_m`` of an RSU (the RSU's radio reaches it, whether it is that RSU's client or
+    not), merged across segment boundaries."""
+    ranges: list[tuple[int, float, float]] = []
+    last: dict[int, int] = {}  # rsu -> index of its latest interval in ranges
+    for trip in path:
+        for j in (int(k) for k in _rsus_near(trip, rsus, radius_m)):
+            window = coverage_window(trip, (float(rsus[j][0]), float(rsus[j][1])), radius_m)
+            if window is None:
+                continue
+            k = last.get(j)
+            if k is not None and abs(ranges[k][2] - window[0]) < 1e-9:
+                ranges[k] = (j, ranges[k][1], window[1])
+            else:
+                last[j] = len(ranges)
+                ranges.append((j, *window))
+    return ranges
 
 
 def _rsus_near(trip: Trip, rsus: np.ndarray, radius_m: float) -> np.ndarray:
@@ -161,6 +188,8 @@ class RoadWorld(World):
         self.spec = spec  # the scenario's world section: radio, rate updates, resumption
         self.access_radio_spec = spec.radio
         self.rsu_xy, self.coverage_m, self.visits = rsu_xy, coverage_m, visits
+        self.ranges: list[Visit] = []  # when each client is within reach of each RSU
+        self._range_listeners: list = []
         self.arrivals_without_data = arrivals_without_data  # first-visit times, sorted
         self._tracks = tracks
         self._track_starts = {c: [trip.start_s for _, trip in track]
@@ -199,9 +228,25 @@ class RoadWorld(World):
 
     # ---------------------------------------------------------------------------- run
 
+    def subscribe_ranges(self, listener) -> None:
+        """Call ``listener(client, rsu, in_range)`` when a client comes within or goes out of
+        an RSU's coverage radius (it may be another RSU's client meanwhile)."""
+        self._range_listeners.append(listener)
+
     def start(self, env, streams) -> None:
+        if self._range_listeners:  # before the contacts: a client attaches only within range
+            env.process(self._replay_ranges(env))
         env.process(self.replay_contacts(
             env, [(v.start_s, v.end_s, v.client, v.rsu) for v in self.visits]))
+
+    def _replay_ranges(self, env):
+        events = sorted([(r.end_s, 0, k) for k, r in enumerate(self.ranges)]
+                        + [(r.start_s, 1, k) for k, r in enumerate(self.ranges)])
+        for time_s, starting, k in events:
+            if time_s > env.now:
+                yield env.timeout(time_s - env.now)
+            for listener in self._range_listeners:
+                listener(self.ranges[k].client, self.ranges[k].rsu, bool(starting))
 
     def summary(self, now_s: float) -> dict:
         return iov_summary(self, now_s)
@@ -273,8 +318,7 @@ def build_iov_world(spec: IovWorld, rng: np.random.Generator) -> RoadWorld:
 
     raw: list[tuple[str, list[tuple[int, float, float]]]] = []
     for vehicle, path in paths.items():
-        visits = [(j, max(a, 0.0), b) for j, a, b in path_visits(path, rsu_array, radius)
-                  if b > max(a, 0.0)]  # visits before time 0 are clipped or dropped
+        visits = _from_zero(path_visits(path, rsu_array, radius))
         if visits:
             raw.append((vehicle, visits))
     if not raw:
@@ -285,14 +329,17 @@ def build_iov_world(spec: IovWorld, rng: np.random.Generator) -> RoadWorld:
     slot = assign_slots(presence, capacity)
     clients = [client_name(i) for i in range(capacity)]
 
-    visits, tracks = [], {c: [] for c in clients}
+    visits, ranges, tracks = [], [], {c: [] for c in clients}
     for vehicle, vehicle_visits in raw:
         if slot[vehicle] is None:
             continue
         client = clients[slot[vehicle]]
         visits += [Visit(client, vehicle, rsus[j], a, b) for j, a, b in vehicle_visits]
+        ranges += [Visit(client, vehicle, rsus[j], a, b) for j, a, b in
+                   _from_zero(path_ranges(paths[vehicle], rsu_array, radius))]
         tracks[client] += [(vehicle, trip) for trip in paths[vehicle]]
     visits.sort(key=lambda v: (v.start_s, v.client))
+    ranges.sort(key=lambda v: (v.start_s, v.client))
     for track in tracks.values():
         track.sort(key=lambda item: item[1].start_s)
 
@@ -309,5 +356,12 @@ def build_iov_world(spec: IovWorld, rng: np.random.Generator) -> RoadWorld:
         for rsu in rsus:
             graph.add_edge(rsu, cloud, link_class="core")
     without = sorted(visits[0][1] for vehicle, visits in raw if slot[vehicle] is None)
-    return RoadWorld(graph, clients, rsus, cloud, dict(zip(rsus, positions, strict=True)),
-                     radius, visits, tracks, without, spec)
+    world = RoadWorld(graph, clients, rsus, cloud, dict(zip(rsus, positions, strict=True)),
+                      radius, visits, tracks, without, spec)
+    world.ranges = ranges
+    return world
+
+
+def _from_zero(intervals: list[tuple[int, float, float]]) -> list[tuple[int, float, float]]:
+    """Intervals before time 0 clipped to it, or dropped."""
+    return [(j, max(a, 0.0), b) for j, a, b in intervals if b > max(a, 0.0)]

@@ -254,10 +254,12 @@ def test_a_pipelined_resumed_upload_sends_no_separate_part(tmp_path):
 
 
 def test_a_resumed_upload_to_an_rsu_forwards_the_part_over_the_backhaul(tmp_path):
-    # overlapping cells (600 m): hand-over at the bisector x = 1500, t = 75, no gap
+    # overlapping cells (600 m): hand-over at the bisector x = 1500, t = 75, no gap; the
+    # hand-over cuts transfers in flight
     bench = RoadBench(tmp_path, {"car": PASS}, [[1000, 0], [2000, 0], [3000, 0]], coverage=600,
                       resume_uploads={"enabled": True}, cloud=False,
-                      links={**SAF, "backhaul": {"rate": "80 Mbps"}})
+                      links={**SAF, "backhaul": {"rate": "80 Mbps"}},
+                      in_flight_at_handover="cut")
     done = {}
     bench.send_at(72.0, "c0", "e2", 10 * MB, done, "x")
     bench.env.run(until=300)
@@ -275,6 +277,26 @@ def test_a_resumed_upload_to_an_rsu_forwards_the_part_over_the_backhaul(tmp_path
     assert fail.time_s == pytest.approx(75.0) and fail.will_retry
     resumed = [r for r in bench.of(TransferStart) if r.attempt == 1]
     assert [r.time_s for r in resumed] == [pytest.approx(75.0)]  # at once: no gap
+
+
+@pytest.mark.parametrize("size_mb", [7, 9])
+def test_a_transfer_in_flight_at_a_handover_goes_on_while_the_old_rsu_reaches(tmp_path,
+                                                                                size_mb):
+    # overlapping cells (600 m): the car becomes e1's client at the bisector (x = 1500,
+    # t = 75) but e0's radio reaches it until x = 1600 (t = 80)
+    bench = RoadBench(tmp_path, {"car": PASS}, [[1000, 0], [2000, 0]], coverage=600,
+                      cloud=False)
+    done = {}
+    bench.send_at(72.0, "c0", "e0", size_mb * MB, done, "x")
+    bench.send_at(76.0, "c0", "e0", 1 * MB, done, "new")  # after the hand-over: through e1
+    bench.env.run(until=300)
+    when, report = done["x"]
+    if size_mb == 7:  # done at 79 over e0, after the hand-over
+        assert when == pytest.approx(72.0 + 7.0 + DELAY) and report.path == ("c0", "e0")
+    else:  # still sending when e0's radio no longer reaches: lost at 80
+        assert when == pytest.approx(80.0) and isinstance(report, TransferFailed)
+        assert report.reason == "left-coverage"
+    assert done["new"][1].path == ("c0", "e1", "e0")
 
 
 def test_a_resumed_upload_to_the_old_rsu_sends_no_part(tmp_path):
