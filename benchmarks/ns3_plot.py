@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 STYLE = {"tcp": ("o", "#1f77b4"), "fluid": ("s", "#ff7f0e"),
-         "store-and-forward": ("^", "#7f7f7f")}
+         "store-and-forward": ("^", "#7f7f7f"), "dedicated": ("v", "#d62728")}
 
 
-LABEL_NOTE = {"tcp": " (the default)", "store-and-forward": " (netfl's model before issue 24)"}
+LABEL_NOTE = {"tcp": " (the default)", "store-and-forward": " (netfl's model before issue 24)",
+              "dedicated": " channel per vehicle, tcp (netfl's model before issue 25)"}
 
 
 def plot_validation(by_transport: dict[str, list[dict]], path: Path) -> None:
@@ -20,9 +21,11 @@ def plot_validation(by_transport: dict[str, list[dict]], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     rows = next(iter(by_transport.values()))
+    radio = all(r["radio"] for r in rows)
+    goal = 25 if radio else 10
     names = [r["name"] + ("" if r["comparable"] else " *") for r in rows]
     fig, ax = plt.subplots(figsize=(11, 5.2))
-    ax.axhspan(-10, 10, color="#2ca02c", alpha=0.10, label="goal: within 10%")
+    ax.axhspan(-goal, goal, color="#2ca02c", alpha=0.10, label=f"goal: within {goal}%")
     ax.axhline(0, color="black", linewidth=0.8)
     for transport, transport_rows in by_transport.items():
         marker, colour = STYLE[transport]
@@ -42,8 +45,9 @@ def plot_validation(by_transport: dict[str, list[dict]], path: Path) -> None:
     ax.set_xticks(range(len(names)), names, rotation=75, ha="right", fontsize=8)
     ax.set_ylabel("netfl vs ns-3 TCP: error of the last flow's completion (%)")
     ax.set_ylim(-105, 160)
-    ax.set_title("netfl's network against ns-3 3.44 (TCP over point-to-point links), "
-                 "per case; * not comparable (802.11p MAC)", fontsize=10)
+    ax.set_title("netfl's 802.11p medium against ns-3 3.44 (TCP over an 802.11p cell), per case"
+                 if radio else "netfl's network against ns-3 3.44 (TCP over point-to-point "
+                 "links), per case", fontsize=10)
     ax.legend(loc="upper right", fontsize=8)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)

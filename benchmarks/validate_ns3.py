@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 import math
 import os
 import statistics
@@ -314,6 +315,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
         from ns3_plot import plot_validation  # noqa: PLC0415 (matplotlib only here)
 
         by_transport = {args.transport: rows}
+        if all(r["radio"] for r in rows):  # the model before issue 25 beside the cell's
+            by_transport["dedicated"] = [
+                compare(c, reference["cases"][c.name], run_netfl(replace(c, medium="p2p")))
+                for c in _cases_of(selected, rows)]
         for other in ("tcp", "fluid", "store-and-forward"):
             if other not in by_transport:
                 by_transport[other] = [compare(c, reference["cases"][r["name"]],
