@@ -45,13 +45,13 @@ from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import replace
 import math
 import os
 import statistics
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 REFERENCE = Path(__file__).with_name("ns3_reference.json")
