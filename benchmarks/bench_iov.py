@@ -2,12 +2,13 @@
 process against raw SimPy.
 
 The scenario: 2,000 vehicles per hour each way at 110 +- 5.8 km/h, RSUs every 800 m with 500 m
-coverage, Shannon rates (TR 36.885 V2I, correlated shadowing, updated every 100 ms / 5 m while a
-vehicle transfers), Fed-CHS with K = 5 exchanges of a 100k-parameter model per round with every
+coverage, the SNR (WINNER+ B1, correlated shadowing, updated every 100 ms / 5 m while a vehicle
+transfers) choosing the PHY rate on each RSU's shared 802.11p medium (``--medium dedicated``:
+a channel per vehicle at 0.6 of Shannon's rate, netfl's model before issue 25), Fed-CHS with K = 5 exchanges of a 100k-parameter model per round with every
 vehicle in range, for one simulated hour. Baseline: raw SimPy processing the same number of
 events as bare timeouts (the ceiling of any SimPy model).
 
-    python benchmarks/bench_iov.py [--minutes 60] [--clients 1000]
+    python benchmarks/bench_iov.py [--minutes 60] [--clients 1000] [--medium 802.11p]
 
 Prints the world's build time, the run's events per second and its ratio to raw SimPy; the last
 line is ``host_s_per_sim_hour: X`` (world build plus run, per simulated hour; the data set's
@@ -27,13 +28,14 @@ from netfl.simulation import Simulation
 from netfl.world import build_world
 
 
-def scenario(minutes: float, clients: int) -> dict:
+def scenario(minutes: float, clients: int, medium: str = "802.11p") -> dict:
     return {
         "name": "bench-iov", "seed": 1,
         "world": {"kind": "iov", "road": {"kind": "highway", "length": "10 km", "lanes": 2},
                   "rsus": {"spacing": "800 m", "coverage": "500 m"},
                   "traffic": {"arrivals_per_hour": 2000, "duration": f"{minutes} min"},
-                  "max_clients": clients, "radio": {"kind": "shannon"}},
+                  "max_clients": clients, "radio": {"kind": "shannon"},
+                  "medium": {"kind": medium}},
         "data": {"dataset": "synthetic", "synthetic": {"max_samples": 40},
                  "partition": {"kind": "natural"}},
         "model": {"kind": "fake", "params": 100_000},
@@ -62,9 +64,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=60.0)
     parser.add_argument("--clients", type=int, default=1000)
+    parser.add_argument("--medium", choices=["802.11p", "dedicated"], default="802.11p")
     args = parser.parse_args()
 
-    spec = load_scenario(scenario(args.minutes, args.clients))
+    spec = load_scenario(scenario(args.minutes, args.clients, args.medium))
     began = time.perf_counter()
     build_world(spec.world, RandomStreams(spec.seed).get("world"))
     world_s = time.perf_counter() - began

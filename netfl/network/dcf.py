@@ -27,6 +27,7 @@ Times in seconds, sizes in bytes, rates in bit/s, SNRs in dB.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 SLOT_S = 13e-6
 SIFS_S = 32e-6
@@ -59,6 +60,7 @@ def aifs_s(aifsn: int) -> float:
     return SIFS_S + aifsn * SLOT_S
 
 
+@lru_cache(maxsize=4096)
 def exchange_s(ip_bytes: float, rate_bps: float, aifsn: int) -> float:
     """AIFS, a data frame carrying ``ip_bytes`` of IP packet, SIFS and the MAC ACK."""
     ack = frame_airtime_s(MAC_ACK_BYTES, control_rate_bps(rate_bps))
@@ -71,6 +73,7 @@ def retry_stages(cw_min: int, cw_max: int) -> int:
     return max(round(math.log2((cw_max + 1) / (cw_min + 1))), 0)
 
 
+@lru_cache(maxsize=4096)  # a cell asks for the same few station counts over and over
 def transmit_probability(stations: int, cw_min: int, cw_max: int) -> tuple[float, float]:
     """(tau, p) of Bianchi's fixed point for ``stations`` saturated stations (bisection: the
     fixed-point residual grows with tau, so the root is unique)."""
