@@ -6,7 +6,8 @@ coverage, the SNR (WINNER+ B1, correlated shadowing, updated every 100 ms / 5 m 
 transfers) choosing the PHY rate on each RSU's shared 802.11p medium (``--medium dedicated``:
 a channel per vehicle at 0.6 of Shannon's rate, netfl's model before issue 25), Fed-CHS with
 K = 5 exchanges of a 100k-parameter model per round with every vehicle in range, for one
-simulated hour. Baseline: raw SimPy processing the same number of events as bare timeouts (the ceiling of any SimPy model).
+simulated hour. Baseline: raw SimPy processing the same number of events as bare timeouts
+(the ceiling of any SimPy model).
 
     python benchmarks/bench_iov.py [--minutes 60] [--clients 1000] [--medium 802.11p]
 
