@@ -9,7 +9,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import Field, NonNegativeInt, PositiveFloat, PositiveInt, model_validator
+from pydantic import (
+    Field,
+    NonNegativeFloat,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+    model_validator,
+)
 
 from netfl.scenario.iov import ResumeUploads
 from netfl.scenario.types import (
@@ -167,6 +174,20 @@ class OrbitalRateUpdate(Section):
     distance: PositiveDistance = 10_000.0
 
 
+class Association(Section):
+    """Which satellite in view serves a user (its primary: hierarchical FedAvg's clusters,
+    FedAvg's access route): ``longest-remaining`` (the longest rest of its window: the default),
+    ``highest-elevation``, or ``earliest-risen`` (netfl before issue 26, which picks the one
+    about to set). A user keeps its satellite until it sets, or until another beats it by
+    ``hysteresis_s`` of remaining window (``longest-remaining``) or ``hysteresis_deg`` of
+    elevation (``highest-elevation``), so it does not flap."""
+
+    policy: Literal["longest-remaining", "highest-elevation", "earliest-risen"] = (
+        "longest-remaining")
+    hysteresis_s: NonNegativeFloat = 30.0
+    hysteresis_deg: NonNegativeFloat = 5.0
+
+
 class LeoWorld(Section):
     """Ground users are clients of the satellites in view; satellites are joined by ISLs
     (+Grid) or through ground stations, which also lead to the cloud."""
@@ -180,6 +201,7 @@ class LeoWorld(Section):
     horizon: PositiveDuration = Field(86400.0, description="how far the contact plan goes")
     step: PositiveDuration = Field(10.0, description="contact plan's coarse step")
     gsl: Gsl = FixedGsl()
+    association: Association = Association()
     isl: Isl = GridIsl()
     ground_stations: GroundStations | None = None
     handover_margin: Duration = Field(30.0, description="hand the model over this long before "

@@ -32,6 +32,7 @@ from netfl.errors import ScenarioError, ScenarioProblem
 from netfl.scenario.leo import LeoWorld, PresetConstellation, TleConstellation, Users
 from netfl.world.base import CLIENT, CLOUD, CLOUD_NAME, EDGE, World, client_name, edge_name
 from netfl.world.contact_plan import contact_windows
+from netfl.world.leo_association import SatelliteAssociation
 from netfl.world.orbits import (
     MU_KM3_S2,
     PRESETS,
@@ -43,6 +44,7 @@ from netfl.world.orbits import (
     positions_ecef,
     scatter_sites,
     site_ecef,
+    site_up,
     teme_to_ecef,
     walker_satrecs,
 )
@@ -142,7 +144,7 @@ def merged_intervals(windows: pd.DataFrame, by: str, count: int) -> list[list[tu
     return merged
 
 
-class OrbitWorld(World):
+class OrbitWorld(SatelliteAssociation, World):
     """A LEO world (see the module docstring)."""
 
     mobile = True
@@ -169,6 +171,14 @@ class OrbitWorld(World):
         self._cover = coverage
         self._cache_t, self._cache_pos = None, None
         self._link_listeners = []
+        self._up = site_up(sites[:, 0], sites[:, 1])
+        self._pair_windows: dict[tuple[int, int], list[tuple[float, float]]] = {}
+        for rise, set_, u, k in sorted(zip(windows["rise_s"], windows["set_s"], windows["site"],
+                                           windows["sat"], strict=True)):
+            self._pair_windows.setdefault((int(u), int(k)), []).append((float(rise),
+                                                                        float(set_)))
+        self._primary: dict[str, str] = {}
+        self._env = None
         # circular speed sqrt(mu / a), a from the mean motion (rad/min): for rate updates
         radius_km = np.mean([(MU_KM3_S2 / (s.no_kozai / 60.0) ** 2) ** (1 / 3) for s in satrecs])
         self.orbital_speed_mps = math.sqrt(MU_KM3_S2 / radius_km) * 1000.0
@@ -268,6 +278,7 @@ class OrbitWorld(World):
         self._link_listeners.append(listener)
 
     def start(self, env, streams) -> None:
+        self._env = env  # the association policy scores satellites at the current time
         sat, site = self.windows["sat"].to_numpy(), self.windows["site"].to_numpy()
         env.process(self.replay_contacts(env, [
             (rise, set_, self.clients[u], self.edge_servers[s]) for rise, set_, u, s in zip(

@@ -217,7 +217,9 @@ def test_the_worlds_windows_are_the_contact_plan(world):
     assert np.allclose(world.windows["rise_s"], plan["rise_s"])
 
 
-def test_users_are_attached_to_every_satellite_in_view(world):
+def test_users_are_attached_to_every_satellite_in_view():
+    world = build_leo_world(world_spec(association={"policy": "earliest-risen"}),
+                            np.random.default_rng(0))
     windows = world.windows
     times = np.arange(5.0, HORIZON, 37.0)
     env = simpy.Environment()
@@ -240,6 +242,72 @@ def test_users_are_attached_to_every_satellite_in_view(world):
     assert several > 0  # some user saw two satellites at once
     assert len([h for h in heard if h[3]]) == len(windows)
     assert len([h for h in heard if not h[3]]) == int((windows["set_s"] <= HORIZON).sum())
+
+
+def _primaries(world, times):
+    """Each sample time's {client: (primary, its window left, its elevation, in view)}."""
+    env = simpy.Environment()
+
+    def probe():
+        out = {}
+        for client in world.clients:
+            primary = world.edge_of(client)
+            view = world.edges_of(client)
+            out[client] = (primary, view, {s: world.window_left_s(client, s, env.now)
+                                           for s in view},
+                           {s: world.elevation_deg(client, s, env.now) for s in view})
+        return out
+    seen = at_times(env, times, probe)
+    world.start(env, None)
+    env.run(until=times[-1] + 1)
+    return seen
+
+
+TIMES = np.arange(5.0, HORIZON, 41.0)
+
+
+@pytest.mark.parametrize("policy", ["longest-remaining", "highest-elevation"])
+def test_without_hysteresis_the_primary_is_the_best_in_view_by_the_policy(policy):
+    world = build_leo_world(world_spec(association={
+        "policy": policy, "hysteresis_s": 0, "hysteresis_deg": 0}), np.random.default_rng(0))
+    several = 0
+    for sample in _primaries(world, TIMES):
+        for primary, view, left, elevation in sample.values():
+            if not view:
+                assert primary is None
+                continue
+            score = left if policy == "longest-remaining" else elevation
+            assert score[primary] == max(score.values())
+            several += len(view) > 1
+    assert several > 0
+
+
+def test_the_default_primary_has_more_of_its_window_left_than_the_earliest_risen():
+    # the issue: the earliest-risen satellite is the one about to set
+    left = {}
+    for policy in ("earliest-risen", "longest-remaining"):
+        world = build_leo_world(world_spec(association={"policy": policy}),
+                                np.random.default_rng(0))
+        left[policy] = [info[2][info[0]] for sample in _primaries(world, TIMES)
+                        for info in sample.values() if len(info[1]) > 1]
+    assert np.mean(left["longest-remaining"]) > 1.5 * np.mean(left["earliest-risen"])
+    assert LeoWorld.model_validate(world_spec().model_dump()).association.policy == (
+        "longest-remaining")
+
+
+def test_hysteresis_keeps_the_primary_until_it_sets():
+    world = build_leo_world(world_spec(association={"policy": "highest-elevation",
+                                                    "hysteresis_deg": 90}),
+                            np.random.default_rng(0))
+    samples = _primaries(world, np.arange(5.0, HORIZON, 7.0))
+    changes = 0
+    for before, after in zip(samples, samples[1:], strict=False):
+        for client, (primary, view, _, _) in after.items():
+            old = before[client][0]
+            if old is not None and primary != old:
+                assert old not in view  # it changed only because the old one set
+                changes += 1
+    assert changes > 0
 
 
 def test_primary_clients_of_splits_users_seeing_several_satellites(world):

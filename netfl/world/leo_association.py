@@ -1,0 +1,60 @@
+"""Which satellite in view serves a LEO user: ``world.association``'s policy (scenario/leo.py),
+mixed into :class:`~netfl.world.leo.OrbitWorld`.
+
+A user sees every satellite above its mask (the world is not exclusive); its *primary*
+satellite is the one hierarchical FedAvg clusters it under and FedAvg routes it through. The
+policy scores the satellites in view at the current simulated time: the rest of the user's
+window with each (``longest-remaining``), the elevation (``highest-elevation``), or the order
+they rose (``earliest-risen``). A user keeps its primary until it sets or another beats it by
+the hysteresis margin.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+
+from netfl.world.orbits import elevation_deg
+
+
+class SatelliteAssociation:
+    """Needs from the world: ``spec.association``, ``edges_of``, ``sat_positions``,
+    ``_pair_windows`` ((user, satellite) index -> sorted windows), ``_user``, ``_index``,
+    ``_site_km``, ``_up``, ``_primary`` (a dict) and ``_env`` (set when the run starts)."""
+
+    # -------------------------------------------------------------------- association
+
+    def edge_of(self, client: str) -> str | None:
+        """The satellite serving ``client`` now, by ``world.association``'s policy among those
+        in view; kept until it sets or another beats it by the hysteresis margin."""
+        attached = self.edges_of(client)
+        if not attached:
+            return None
+        association = self.spec.association
+        if association.policy == "earliest-risen" or self._env is None:
+            return attached[0]
+        now, current = self._env.now, self._primary.get(client)
+        if association.policy == "longest-remaining":
+            score, margin = self.window_left_s, association.hysteresis_s
+        else:
+            score, margin = self.elevation_deg, association.hysteresis_deg
+        scores = {sat: score(client, sat, now) for sat in attached}
+        best = max(attached, key=lambda sat: (scores[sat], -attached.index(sat)))
+        if current in scores and scores[best] <= scores[current] + margin:
+            return current
+        self._primary[client] = best
+        return best
+
+    def window_left_s(self, client: str, sat: str, t: float) -> float:
+        """How long ``sat`` stays in ``client``'s view from ``t`` (0 when it is not in view)."""
+        spans = self._pair_windows.get((self._user[client], self._index[sat]), [])
+        i = bisect.bisect_right(spans, (t, math.inf)) - 1
+        return max(spans[i][1] - t, 0.0) if i >= 0 else 0.0
+
+    def elevation_deg(self, client: str, sat: str, t: float) -> float:
+        """``sat``'s elevation above ``client``'s horizon at ``t`` (degrees)."""
+        k = self._user[client]
+        position = self.sat_positions(t)[self._index[sat]]  # all at once, cached per time
+        return float(elevation_deg(position[None], self._site_km[k][None],
+                                   self._up[k][None])[0])
+
