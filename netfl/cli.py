@@ -90,6 +90,8 @@ def run(
               f"time; {format_bytes(s['bytes_total'])} delivered, "
               f"{s['transfers_failed']} transfers failed, {s['dropouts']} dropouts; "
               f"stopped by {s['stop_reason']}")
+    for note in s["world_notes"]:
+        out.print(f"[yellow]note[/yellow]: {note}")
     out.print(f"results: {result.path}")
 
 
@@ -243,6 +245,8 @@ def validate(
               f"{parsed.world.kind} world ({len(world.clients)} clients, "
               f"{len(world.edge_servers)} edge servers), {parsed.data.dataset}, "
               f"{parsed.model.kind}")
+    for note in world.notes:
+        out.print(f"[yellow]note[/yellow]: {note}")
     if swept:
         out.print(f"[green]valid[/green]: its sweep: section, {runs} runs "
                   f"(list them with netfl sweep {scenario} --dry-run)")

@@ -227,6 +227,7 @@ class Simulation:
             "edge_servers": len(self.world.edge_servers),
             "host_time_s": self.host_time_s,
             "netfl_version": _version(),
+            "world_notes": list(self.world.notes),
         }
         extras = self.algorithm.summary_extras() | self.world.summary(self.env.now)
         clash = set(extras) & set(summary)

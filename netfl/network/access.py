@@ -28,6 +28,7 @@ from netfl.world.base import CLIENT
 
 COVERAGE = "coverage"  # the hold-down reason of a client out of an edge server's coverage
 GROUND = "no-ground-station"  # the hold-down reason of a feeder link no gateway sees
+EARTH = "earth-blocked"  # the hold-down reason of an ISL whose chord does not clear the Earth
 
 
 def framing_of(transport) -> Framing:
@@ -83,7 +84,8 @@ class MobileAccess:
             self.env.process(self._update_delays(spec.delay_update))
 
     def _on_feeder(self, u: str, v: str, up: bool) -> None:
-        self.network.set_link_state(self.network.link(u, v), up, GROUND)
+        link = self.network.link(u, v)
+        self.network.set_link_state(link, up, GROUND if link.link_class == "core" else EARTH)
 
     def _update_delays(self, every_s: float):
         """Refresh the delays of backhaul (ISL) and core (feeder) links from the geometry."""

@@ -134,10 +134,17 @@ Gsl = Annotated[FixedGsl | LinkBudgetGsl, Field(discriminator="kind")]
 
 class GridIsl(Section):
     """+Grid inter-satellite links: each satellite to its two neighbours in its plane and the
-    same slot in the two adjacent planes; delay = range / c, updated as satellites move."""
+    same slot in the two adjacent planes (across the last plane and plane 0, the phased
+    neighbour); delay = range / c, updated as satellites move. A link is up only while its
+    chord clears the Earth by ``clearance`` (the atmosphere); one that never does is left out,
+    with a note. ``earth_blocks: false`` keeps every +Grid link up, through the Earth or not:
+    the idealization of FL-over-LEO studies whose shells (walker-40-5) cannot clear it."""
 
     kind: Literal["grid"] = "grid"
     rate: Rate = 10e9
+    clearance: Distance = Field(80_000.0, description="least height of an ISL's chord above "
+                                "the Earth's mean radius")
+    earth_blocks: bool = True
 
 
 class NoIsl(Section):

@@ -58,6 +58,7 @@ class World:
         self._edges: dict[str, dict[str, None]] = {c: {} for c in clients}
         self._members: dict[str, dict[str, None]] = {es: {} for es in edge_servers}
         self._listeners: list[AssociationListener] = []
+        self.notes: list[str] = []  # what a user should know of this world (validate says them)
         for client in clients:
             if client_edge.get(client) is not None:
                 self.attach(client, client_edge[client])

@@ -32,6 +32,7 @@ from netfl.errors import ScenarioError, ScenarioProblem
 from netfl.scenario.leo import LeoWorld, PresetConstellation, TleConstellation, Users
 from netfl.world.base import CLIENT, CLOUD, CLOUD_NAME, EDGE, World, client_name, edge_name
 from netfl.world.contact_plan import contact_windows
+from netfl.world.isl import grid_isl_pairs, isl_notes, isl_windows
 from netfl.world.leo_association import SatelliteAssociation
 from netfl.world.orbits import (
     MU_KM3_S2,
@@ -49,7 +50,7 @@ from netfl.world.orbits import (
     walker_satrecs,
 )
 
-__all__ = ["OrbitWorld", "build_leo_world", "contact_windows"]
+__all__ = ["OrbitWorld", "build_leo_world", "contact_windows", "grid_isl_pairs"]
 
 
 def user_sites(users: Users, rng: np.random.Generator) -> np.ndarray:
@@ -109,28 +110,6 @@ def infer_planes(sats: list[Satrec], tolerance_deg: float = 1.0) -> list[tuple[i
     return slots
 
 
-def grid_isl_pairs(slots: list[tuple[int, int]],
-                   shell: list[tuple[int, int]] | None = None) -> list[tuple[int, int]]:
-    """+Grid: each satellite to the next slot in its plane and to the same slot in the next
-    plane, in the numbering of the whole ``shell`` (default: ``slots`` themselves), planes and
-    slots wrapping around; a link exists only where both ends are in ``slots`` (a subset keeps
-    the shell's numbers, so it never links satellites that were not neighbours). Pairs of
-    indices into ``slots``, sorted, without repeats."""
-    shell = slots if shell is None else shell
-    planes = max(p for p, _ in shell) + 1
-    size = {}
-    for p, s in shell:
-        size[p] = max(size.get(p, 0), s + 1)
-    index = {slot: k for k, slot in enumerate(slots)}
-    pairs = set()
-    for k, (p, s) in enumerate(slots):
-        for other in ((p, (s + 1) % size[p]), ((p + 1) % planes, s)):
-            j = index.get(other)
-            if j is not None and j != k:
-                pairs.add((min(k, j), max(k, j)))
-    return sorted(pairs)
-
-
 def merged_intervals(windows: pd.DataFrame, by: str, count: int) -> list[list[tuple]]:
     """Per index 0..count-1 of column ``by``: the union of its windows, sorted."""
     merged: list[list[tuple]] = [[] for _ in range(count)]
@@ -179,6 +158,7 @@ class OrbitWorld(SatelliteAssociation, World):
                                                                         float(set_)))
         self._primary: dict[str, str] = {}
         self._env = None
+        self.isl_spans: dict[tuple[str, str], list[tuple[float, float]]] = {}
         # circular speed sqrt(mu / a), a from the mean motion (rad/min): for rate updates
         radius_km = np.mean([(MU_KM3_S2 / (s.no_kozai / 60.0) ** 2) ** (1 / 3) for s in satrecs])
         self.orbital_speed_mps = math.sqrt(MU_KM3_S2 / radius_km) * 1000.0
@@ -274,7 +254,8 @@ class OrbitWorld(SatelliteAssociation, World):
     # ---------------------------------------------------------------------------- run
 
     def subscribe_links(self, listener) -> None:
-        """Call ``listener(u, v, up)`` when a feeder link gains or loses its gateways."""
+        """Call ``listener(u, v, up)`` when a feeder link gains or loses its gateways, or an
+        ISL's chord starts or stops clearing the Earth."""
         self._link_listeners.append(listener)
 
     def start(self, env, streams) -> None:
@@ -283,21 +264,27 @@ class OrbitWorld(SatelliteAssociation, World):
         env.process(self.replay_contacts(env, [
             (rise, set_, self.clients[u], self.edge_servers[s]) for rise, set_, u, s in zip(
                 self.windows["rise_s"], self.windows["set_s"], site, sat, strict=True)]))
+        links = dict(self.isl_spans)
         if self.cloud is not None:
-            env.process(self._replay_feeders(env))
+            links.update({(sat, self.cloud): spans
+                          for sat, spans in zip(self.edge_servers, self._feeder, strict=True)})
+        if links:
+            env.process(self._replay_links(env, links))
 
-    def _replay_feeders(self, env):
+    def _replay_links(self, env, links: dict[tuple[str, str], list[tuple[float, float]]]):
+        """Feeder links (up while a gateway sees the satellite) and ISLs (up while their chord
+        clears the Earth) going up and down."""
         events = []
-        for k, spans in enumerate(self._feeder):
+        for pair, spans in links.items():
             if not spans or spans[0][0] > 0:
-                events.append((0.0, 0, k))
+                events.append((0.0, 0, pair))
             for rise, set_ in spans:
-                events += [(rise, 1, k), (set_, 0, k)]
-        for time_s, up, k in sorted(events):
+                events += [(rise, 1, pair), (set_, 0, pair)]
+        for time_s, up, (u, v) in sorted(events):
             if time_s > env.now:
                 yield env.timeout(time_s - env.now)
             for listener in self._link_listeners:
-                listener(self.edge_servers[k], self.cloud, bool(up))
+                listener(u, v, bool(up))
 
     def summary(self, now_s: float) -> dict:
         return leo_summary(self, now_s)
@@ -328,6 +315,7 @@ def build_leo_world(spec: LeoWorld, rng: np.random.Generator) -> OrbitWorld:
                               spec.start, spec.horizon, spec.min_elevation_deg,
                               step_s=spec.step, cache_dir=cache)
     windows = windows.rename(columns={"satellite": "sat"})
+    phases = [math.degrees(sat.argpo + sat.mo) % 360.0 for sat in satrecs]
     keep = _kept(windows, len(satrecs), spec.constellation.max_satellites)
     if not keep:
         raise ScenarioError([ScenarioProblem(
@@ -347,10 +335,20 @@ def build_leo_world(spec: LeoWorld, rng: np.random.Generator) -> OrbitWorld:
     graph = nx.Graph()
     graph.add_nodes_from(clients, tier=CLIENT)
     graph.add_nodes_from(sats, tier=EDGE)
+    isl_spans, notes = {}, []
     if spec.isl.kind == "grid":
-        for u, v in grid_isl_pairs(slots, shell):
+        pairs = grid_isl_pairs(slots, shell, phases)
+        spans = (isl_windows(satrecs, pairs, spec.start, spec.horizon, spec.step,
+                             spec.isl.clearance / 1000.0) if spec.isl.earth_blocks
+                 else [None] * len(pairs))
+        for (u, v), window in zip(pairs, spans, strict=True):
+            if window == []:
+                continue
             graph.add_edge(sats[u], sats[v], link_class="backhaul", rate_bps=spec.isl.rate,
                            delay_s=0.0)
+            if window is not None:
+                isl_spans[(sats[u], sats[v])] = window
+        notes += isl_notes(pairs, spans, slots, graph, sats, spec.isl.clearance)
     cloud, feeder, gateways = None, [[] for _ in sats], None
     if spec.ground_stations is not None:
         cloud = CLOUD_NAME
@@ -367,6 +365,7 @@ def build_leo_world(spec: LeoWorld, rng: np.random.Generator) -> OrbitWorld:
                                   len(sats))
     world = OrbitWorld(graph, clients, sats, cloud, spec, satrecs, sat_names, sites, windows,
                        feeder, gateways)
+    world.isl_spans, world.notes = isl_spans, notes
     for u, v, data in graph.edges(data=True):  # delays at time 0
         if data["link_class"] in ("backhaul", "core"):
             data["delay_s"] = float(world.link_delays_s([(u, v)], 0.0)[0])
