@@ -21,11 +21,12 @@ the rule is applied. On a static world both are the fixed clusters of the paper.
 
 On an orbital world (LEO, the paper's Appendix D) lines 16-18 follow visibility instead of the
 visit counts, as the appendix describes: the serving satellite m(t) trains with the users that
-see it; once it would set (stop seeing every user) within ``world.handover_margin``, it hands
-the model to the satellite in view with the longest remaining window, over an ISL route or
-through a gateway. A failed hand-over leaves the model with the last satellite that held it:
-it keeps training while it still sees users and tries again after each round, and once it sees
-nobody it tries again every ``world.delay_update``; that wait, and waiting for the next rise
+see it; ``world.handover_margin`` before it would set (stop seeing every user), even mid-round
+(the exchange under way is abandoned), it hands the model to the satellite in view with the
+longest remaining window, over an ISL route or through a gateway. A failed hand-over leaves
+the model with the last satellite that held it: it keeps training while it still sees users
+and tries again after each round, and once it sees nobody it tries again every
+``world.delay_update``; that wait, and waiting for the next rise
 while no satellite sees a user, are reported as ``model_idle_s``.
 The E variant of the paper's Fig. 2 (``local_steps`` E > 1): K / E exchanges per round, in each
 of which clients take E SGD steps from w^t_k (rate eta at the block's first k) and upload their
@@ -43,6 +44,18 @@ from collections.abc import Mapping, Sequence
 from netfl.algorithms.aggregation import data_weights
 from netfl.algorithms.base import Algorithm
 from netfl.algorithms.schedules import learning_rate
+
+
+def abandon(process) -> None:
+    """Stop a running process and forget it: its Interrupt is not an error (its clients'
+    transfers and training, started as processes of their own, run out on their own)."""
+    process.interrupt("hand-over due")
+    process.callbacks.append(_defuse)
+
+
+def _defuse(event) -> None:
+    if not event.ok:
+        event.defused = True
 
 
 def rank_next(candidates: Sequence[str], visits: Mapping[str, int],
@@ -93,7 +106,11 @@ class FedCHS(Algorithm):
             if m is None:
                 self.stopped_by = "out_of_contacts"
                 return
-            w = yield from self.train_cluster(m, w, t)
+            # the hand-over is a timed event: due a margin before m sets, even mid-round (where
+            # m is already within the margin, no better satellite was in view: m trains on)
+            due = world.remaining_s(m, self.env.now) - world.spec.handover_margin
+            deadline = self.env.timeout(due) if due > 0 else None
+            w = yield from self.train_cluster(m, w, t, deadline=deadline)
             if self.end_round(t, w):
                 return
 
@@ -152,22 +169,43 @@ class FedCHS(Algorithm):
         return {m: float(sizes[self.indices(self.world.clients_of(m))].sum())
                 for m in self.world.edge_servers}
 
-    def train_cluster(self, es: str, w, t: int):
-        """Lines 7-14: K local iterations of ES ``es``'s cluster, in K / E exchanges."""
+    def train_cluster(self, es: str, w, t: int, deadline=None):
+        """Lines 7-14: K local iterations of ES ``es``'s cluster, in K / E exchanges. With a
+        ``deadline`` (an event: the hand-over is due), an exchange still under way when it
+        fires is abandoned (its clients' work is lost) and the round ends with the model of
+        the exchanges done, so the model leaves before the satellite sets."""
         spec, steps = self.spec, self.spec.local_steps
         for block in range(spec.interactions // steps):
+            if deadline is not None and deadline.processed:  # (a timeout is "triggered" at once)
+                break
             clients = self.world.clients_of(es)
             eta = learning_rate(spec.schedule, block * steps, spec.interactions, spec.lr)
-            if steps == 1:
-                arrived = yield from self.exchange(es, clients, t, 1)
-                if arrived:
-                    gamma = data_weights(self.trainer.client_sizes[self.indices(arrived)])
-                    yield from self.charge_aggregation(es, len(arrived), "edge", t)
-                    w = w - eta * self.aggregated_gradient(w, arrived, gamma)
-            else:
-                result = yield from self.train_round(es, clients, w, t, steps=steps, lr=eta)
-                if result.updates:
-                    w = yield from self.aggregate(es, result.updates, result.weights, "edge", t)
+            step = self._exchange_step(es, clients, w, t, eta)
+            if deadline is None:
+                w = yield from step
+                continue
+            process = self.env.process(step)
+            yield self.env.any_of([process, deadline])
+            if not process.triggered:  # the hand-over is due: leave this exchange behind
+                abandon(process)
+                break
+            w = process.value
+        return w
+
+    def _exchange_step(self, es: str, clients, w, t: int, eta: float):
+        """One exchange of the round (lines 8-13 for E = 1; E local steps otherwise); returns
+        the model after it."""
+        steps = self.spec.local_steps
+        if steps == 1:
+            arrived = yield from self.exchange(es, clients, t, 1)
+            if arrived:
+                gamma = data_weights(self.trainer.client_sizes[self.indices(arrived)])
+                yield from self.charge_aggregation(es, len(arrived), "edge", t)
+                w = w - eta * self.aggregated_gradient(w, arrived, gamma)
+        else:
+            result = yield from self.train_round(es, clients, w, t, steps=steps, lr=eta)
+            if result.updates:
+                w = yield from self.aggregate(es, result.updates, result.weights, "edge", t)
         return w
 
     def aggregated_gradient(self, w, clients: Sequence[str], gamma):
