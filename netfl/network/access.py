@@ -20,6 +20,7 @@ import math
 
 import simpy
 
+from netfl.network.beam import BeamPlan
 from netfl.network.cell import DcfParameters, Dot11Cell, Framing
 from netfl.network.link import Channel, Link, LossModel
 from netfl.network.radio import SPEED_OF_LIGHT_MPS, AccessRadio
@@ -52,7 +53,8 @@ class MobileAccess:
         spec = self.world.spec
         medium = getattr(spec, "medium", None)
         self.dot11p = medium is not None and medium.kind == "802.11p"
-        self.radio = AccessRadio(self.world.access_radio_spec, dot11p=self.dot11p)
+        self.radio = AccessRadio(self.world.access_radio_spec, dot11p=self.dot11p,
+                                 orbit_radius_m=getattr(self.world, "orbit_radius_m", 0.0))
         self.broadcast_rate_bps = 0.0  # > 0: RSUs broadcast the downlink at this rate
         if self.dot11p:
             self._dcf = DcfParameters(medium.aifsn, medium.cw_min, medium.cw_max)
@@ -60,6 +62,10 @@ class MobileAccess:
             if medium.downlink == "broadcast":
                 self.broadcast_rate_bps = medium.broadcast_rate
         self._cells: dict[str, Dot11Cell] = {}
+        beams = getattr(spec, "beams", None)
+        self._beams = (BeamPlan(network.fabric, beams.diameter, beams.per_satellite)
+                       if beams is not None and beams.kind == "shared" else None)
+        self._pool_of: dict = {}  # a beam user's channel -> its pool
         self.propagation = getattr(self.world, "propagation_delays", False)
         self.interval_s = spec.rate_update.interval
         self.step_m = spec.rate_update.distance
@@ -137,6 +143,12 @@ class MobileAccess:
             cell = self._cell(rsu)
             link = Link(client, rsu, "access", delay,
                         *cell.link(client, rsu, up, down, self._goodput), loss, loss_rng)
+        elif self._beams is not None:
+            up_pool, down_pool = self._beams.pools(rsu, self._beams.cell(*self.world.site(client)))
+            channels = (up_pool.member(f"{client}->{rsu}", up),
+                        down_pool.member(f"{rsu}->{client}", down))
+            self._pool_of.update(zip(channels, (up_pool, down_pool), strict=True))
+            link = Link(client, rsu, "access", delay, *channels, loss, loss_rng)
         else:
             link = Link(client, rsu, "access", delay, Channel(fabric, f"{client}->{rsu}", up),
                         Channel(fabric, f"{rsu}->{client}", down), loss, loss_rng)
@@ -236,8 +248,13 @@ class MobileAccess:
         if self.dot11p:
             self._cells[server].set_rates(link.channel(client, server), up, down)
         else:
-            link.channel(client, server).set_capacity(up)
-            link.channel(server, client).set_capacity(down)
+            for channel, rate in ((link.channel(client, server), up),
+                                  (link.channel(server, client), down)):
+                pool = self._pool_of.get(channel)
+                if pool is not None:
+                    pool.set_rate(channel, rate)
+                else:
+                    channel.set_capacity(rate)
         if self.propagation:
             link.delay_s = distance / SPEED_OF_LIGHT_MPS
 

@@ -29,18 +29,14 @@ import math
 
 import numpy as np
 
-from netfl.network import dcf
-
-THERMAL_NOISE_DBM_PER_HZ = -174.0
-SPEED_OF_LIGHT_MPS = 299_792_458.0
-MIN_DISTANCE_M = 1.0  # path-loss models are not meant for shorter ranges
-BOLTZMANN_DBW_PER_K_HZ = -228.6
-
-
-def free_space_path_loss_db(distance_m: float, frequency_hz: float) -> float:
-    """Friis free-space path loss."""
-    d = max(distance_m, MIN_DISTANCE_M)
-    return 20.0 * math.log10(d) + 20.0 * math.log10(frequency_hz) - 147.55
+from netfl.network import dcf, satlink
+from netfl.network.propagation import (  # noqa: F401 (re-exported: the radio's vocabulary)
+    BOLTZMANN_DBW_PER_K_HZ,
+    MIN_DISTANCE_M,
+    SPEED_OF_LIGHT_MPS,
+    THERMAL_NOISE_DBM_PER_HZ,
+    free_space_path_loss_db,
+)
 
 
 def winner_b1_los_path_loss_db(distance_m: float, frequency_hz: float, height_a_m: float,
@@ -140,11 +136,12 @@ class AccessRadio:
     """The rates of a client-edge link from a scenario's radio section: fixed; Shannon over
     the current distance with correlated shadowing (``world.radio`` of IoV: uplink vehicle ->
     RSU, downlink the other way); or a satellite link budget (``world.gsl`` of LEO:
-    C/N0 = EIRP - FSPL + G/T - k, the same both ways). With ``dot11p``, the rates are
-    802.11p PHY rates: the fixed rate, or the highest rate the SNR allows (``dcf``)."""
+    C/N0 = EIRP - FSPL + G/T - k, a budget per direction: ``satlink``). With ``dot11p``, the
+    rates are 802.11p PHY rates: the fixed rate, or the highest the SNR allows (``dcf``)."""
 
-    def __init__(self, spec, dot11p: bool = False):
+    def __init__(self, spec, dot11p: bool = False, orbit_radius_m: float = 0.0):
         self.spec, self.dot11p = spec, dot11p
+        self.orbit_radius_m = orbit_radius_m  # a satellite's: for the elevation of a budget
         self.varies = spec.kind in ("shannon", "link-budget")
         if spec.kind == "shannon":  # the SNR in dB is these constants minus losses
             gains = spec.vehicle_antenna_gain + spec.rsu_antenna_gain
@@ -170,15 +167,32 @@ class AccessRadio:
         return winner_b1_los_path_loss_db(d, spec.frequency, spec.rsu_height,
                                           spec.vehicle_height)
 
+    def _budget_rate(self, direction, distance_m: float) -> float:
+        """One direction of a satellite link budget (``satlink``) at slant ``distance_m``."""
+        spec = self.spec
+        loss = 0.0
+        if spec.atmosphere > 0:
+            elevation = (satlink.elevation_from_range_deg(distance_m, self.orbit_radius_m)
+                         if self.orbit_radius_m else 90.0)
+            loss = satlink.atmospheric_loss_db(spec.atmosphere, elevation)
+        if spec.rates == "shannon":
+            rate = link_budget_rate_bps(distance_m, direction.frequency, direction.bandwidth,
+                                        direction.eirp - loss, direction.g_over_t)
+        else:
+            c_n0 = satlink.c_over_n0_dbhz(distance_m, direction.frequency, direction.eirp,
+                                          direction.g_over_t, loss)
+            rate = satlink.dvb_s2_rate_bps(c_n0, direction.bandwidth, spec.roll_off,
+                                           spec.implementation_margin)
+        return rate if spec.max_rate is None else min(rate, spec.max_rate)
+
     def rates_bps(self, distance_m: float, shadowing_db: float = 0.0) -> tuple[float, float]:
         """(uplink, downlink) rate at ``distance_m`` with ``shadowing_db`` of extra loss."""
         spec = self.spec
         if not self.varies:
             return spec.rate, spec.rate
         if spec.kind == "link-budget":
-            rate = link_budget_rate_bps(distance_m, spec.frequency, spec.bandwidth, spec.eirp,
-                                        spec.g_over_t, spec.max_rate)
-            return rate, rate
+            return (self._budget_rate(spec.uplink, distance_m),
+                    self._budget_rate(spec.downlink, distance_m))
         loss = self.path_loss_db(distance_m) + shadowing_db
         if self.dot11p:  # max_rate caps the rate chosen
             cap = math.inf if spec.max_rate is None else spec.max_rate

@@ -25,6 +25,7 @@ from netfl.scenario.types import (
     ExistingFile,
     Frequency,
     Gain,
+    NonNegativeGain,
     PositiveDistance,
     PositiveDuration,
     Power,
@@ -116,16 +117,37 @@ class FixedGsl(Section):
     rate: Rate = 50e6
 
 
+class GslDirection(Section):
+    """One direction of a ground-satellite link: carrier ``frequency``, occupied ``bandwidth``,
+    the transmitter's ``eirp`` and the receiver's ``g_over_t``."""
+
+    frequency: Frequency
+    bandwidth: Frequency
+    eirp: Power
+    g_over_t: Gain = Field(description="receiver G/T in dB/K")
+
+
 class LinkBudgetGsl(Section):
-    """Shannon rate from a link budget at the current slant range d:
-    C/N0 = EIRP - FSPL(d, f) + G/T + 228.6 dB, SNR = C/N0 - 10 log10(B), rate =
-    B log2(1 + SNR), capped at ``max_rate``. The same budget both ways."""
+    """A budget per direction at the current slant range d (docs/models/leo.md):
+    C/N0 = EIRP - FSPL(d, f) - L_atm + G/T + 228.6 dB-Hz; with ``rates: dvb-s2`` the rate is the
+    best DVB-S2 MODCOD the Es/N0 allows with ``implementation_margin`` (ETSI EN 302 307-1) times
+    the symbol rate B / (1 + ``roll_off``); with ``shannon``, B log2(1 + C/N0 / B) (netfl before
+    issue 26). ``atmosphere``: gas and rain loss at zenith (dB), scaled by 1 / sin(elevation).
+    ``uplink`` is user -> satellite, ``downlink`` satellite -> user."""
 
     kind: Literal["link-budget"]
-    frequency: Frequency = 12e9
-    bandwidth: Frequency = 20e6
-    eirp: Power = 40.0
-    g_over_t: Gain = Field(10.0, description="receiver G/T in dB/K")
+    # Starlink's user downlink as del Portillo et al. (IAC 2018, Acta Astronautica 2019) budget
+    # it: a 250 MHz Ku carrier, satellite EIRP 36.7 dBW, a 0.7 m user dish (37.7 dBi, 362.9 K:
+    # G/T 12.1 dB/K), roll-off 0.1. The uplink is illustrative (no public per-direction
+    # budget): a 62.5 MHz carrier at 14.25 GHz, 30 dBW from the terminal, G/T 9.8 dB/K.
+    downlink: GslDirection = GslDirection(frequency=11.7e9, bandwidth=250e6, eirp=66.7,
+                                          g_over_t=12.1)
+    uplink: GslDirection = GslDirection(frequency=14.25e9, bandwidth=62.5e6, eirp=60.0,
+                                        g_over_t=9.8)
+    rates: Literal["dvb-s2", "shannon"] = "dvb-s2"
+    implementation_margin: NonNegativeGain = 1.0
+    roll_off: Annotated[float, Field(ge=0.05, le=0.35)] = 0.1
+    atmosphere: NonNegativeGain = Field(0.0, description="zenith loss in dB (0: clear sky)")
     max_rate: Rate | None = None
 
 
@@ -181,6 +203,27 @@ class OrbitalRateUpdate(Section):
     distance: PositiveDistance = 10_000.0
 
 
+class SharedBeams(Section):
+    """A satellite serves the ground through spot beams, each with its own carrier per
+    direction, shared by the users in its footprint (scheduled: equal shares of time and
+    frequency). Users within one ``diameter`` cell share a beam; a satellite lights at most
+    ``per_satellite`` beams (a cell beyond that joins the least-used one)."""
+
+    kind: Literal["shared"] = "shared"
+    diameter: PositiveDistance = Field(25_000.0, description="a beam's footprint on the ground")
+    per_satellite: PositiveInt = 16
+
+
+class DedicatedBeams(Section):
+    """Every user has a carrier of its own per direction, however many share a satellite
+    (netfl before issue 26)."""
+
+    kind: Literal["dedicated"]
+
+
+Beams = Annotated[SharedBeams | DedicatedBeams, Field(discriminator="kind")]
+
+
 class Association(Section):
     """Which satellite in view serves a user (its primary: hierarchical FedAvg's clusters,
     FedAvg's access route): ``longest-remaining`` (the longest rest of its window: the default),
@@ -208,6 +251,7 @@ class LeoWorld(Section):
     horizon: PositiveDuration = Field(86400.0, description="how far the contact plan goes")
     step: PositiveDuration = Field(10.0, description="contact plan's coarse step")
     gsl: Gsl = FixedGsl()
+    beams: Beams = SharedBeams()
     association: Association = Association()
     isl: Isl = GridIsl()
     ground_stations: GroundStations | None = None

@@ -162,6 +162,7 @@ class OrbitWorld(SatelliteAssociation, World):
         # circular speed sqrt(mu / a), a from the mean motion (rad/min): for rate updates
         radius_km = np.mean([(MU_KM3_S2 / (s.no_kozai / 60.0) ** 2) ** (1 / 3) for s in satrecs])
         self.orbital_speed_mps = math.sqrt(MU_KM3_S2 / radius_km) * 1000.0
+        self.orbit_radius_m = float(radius_km) * 1000.0
 
     # ------------------------------------------------------------------------ geometry
 
@@ -181,6 +182,11 @@ class OrbitWorld(SatelliteAssociation, World):
         if error:
             raise ValueError(f"SGP4 error code {error} for {sat} at t = {t:g} s")
         return teme_to_ecef(np.asarray(r)[None], gmst_rad(jd, fr))[0]
+
+    def site(self, client: str) -> tuple[float, float]:
+        """A user's (latitude, longitude) in degrees."""
+        lat, lon, _ = self.sites[self._user[client]]
+        return float(lat), float(lon)
 
     def distance_m(self, client: str, sat: str, t: float) -> float:
         """Slant range (m) from a user to a satellite at ``t``."""

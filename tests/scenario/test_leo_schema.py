@@ -61,8 +61,9 @@ def test_leo_units():
         "users": {"region": {"count": 10, "lat_deg": 39.9, "lon_deg": 116.4,
                              "radius_km": 500}, "altitude": "2 km"},
         "start": "2026-03-01T12:00:00+02:00", "horizon": "6 h", "step": "5 s",
-        "gsl": {"kind": "link-budget", "frequency": "12 GHz", "bandwidth": "20 MHz",
-                "eirp": "40 dBm", "g_over_t": 10, "max_rate": "200 Mbps"},
+        "gsl": {"kind": "link-budget", "downlink": {
+            "frequency": "12 GHz", "bandwidth": "20 MHz", "eirp": "40 dBm", "g_over_t": 10},
+                "atmosphere": "1.5 dB", "max_rate": "200 Mbps"},
         "isl": {"kind": "grid", "rate": "20 Gbps"},
         "ground_stations": {"positions": [[40.0, 116.0]], "rate": "2 Gbps",
                             "terrestrial_delay": "15 ms", "min_elevation_deg": 20},
@@ -71,8 +72,9 @@ def test_leo_units():
     assert world.users.altitude == 2000.0
     assert world.start == datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
     assert world.horizon == 21600.0 and world.step == 5.0
-    assert world.gsl.frequency == 12e9 and world.gsl.bandwidth == 20e6
-    assert world.gsl.eirp == 40.0 and world.gsl.max_rate == 200e6
+    assert world.gsl.downlink.frequency == 12e9 and world.gsl.downlink.bandwidth == 20e6
+    assert world.gsl.downlink.eirp == 40.0 and world.gsl.max_rate == 200e6
+    assert world.gsl.uplink.frequency == 14.25e9 and world.gsl.atmosphere == 1.5
     assert world.isl.rate == 20e9
     stations = world.ground_stations
     assert stations.rate == 2e9 and stations.terrestrial_delay == pytest.approx(0.015)

@@ -515,6 +515,12 @@ class LeoBench:
         return self.env.process(proc())
 
 
+# the budget before issue 26: Shannon, the same both ways
+OLD_DIRECTION = {"frequency": "12 GHz", "bandwidth": "20 MHz", "eirp": "40 dBm", "g_over_t": 10}
+OLD_BUDGET = {"kind": "link-budget", "rates": "shannon", "uplink": OLD_DIRECTION,
+              "downlink": OLD_DIRECTION}
+
+
 def test_link_budget_rate_by_hand():
     # 1000 km at 12 GHz: FSPL = 20 log10(4 pi d f / c) = 174.03 dB; EIRP 40 dBm = 10 dBW;
     # C/N0 = 10 - 174.03 + 10 + 228.6 = 74.57 dBHz; SNR = 74.57 - 73.01 = 1.56 dB over 20 MHz
@@ -530,15 +536,14 @@ def test_link_budget_rate_by_hand():
     # twice as far, 6 dB less; more EIRP, more rate
     assert link_budget_rate_bps(2 * d, f, b, 40.0, 10.0) < expected
     assert link_budget_rate_bps(d, f, b, 46.0, 10.0) > expected
-    radio = AccessRadio(world_spec(gsl={"kind": "link-budget", "eirp": "40 dBm",
-                                        "max_rate": "100 Mbps"}).gsl)
+    radio = AccessRadio(world_spec(gsl={**OLD_BUDGET, "max_rate": "100 Mbps"}).gsl)
     assert radio.varies and radio.rates_bps(d) == (pytest.approx(expected, rel=1e-3),) * 2
     fixed = AccessRadio(world_spec().gsl)
     assert not fixed.varies and fixed.rates_bps(d) == (50e6, 50e6)
 
 
 def test_the_access_link_delay_is_the_slant_range_over_c_at_a_transfer():
-    bench = LeoBench(gsl={"kind": "link-budget"})
+    bench = LeoBench(gsl=OLD_BUDGET)
     client, sat, rise, set_ = bench.window()
     probes, done = [], {}
     for t in (rise + 1.0, (rise + set_) / 2, set_ - 20.0):
@@ -736,3 +741,25 @@ def test_hierarchical_fedavg_rounds_with_nobody_in_view_take_time(tiny):
     assert first_rise > 60
     result = run_scenario(scenario, write=False)
     assert result.summary["sim_time_s"] > 0
+
+
+@pytest.mark.parametrize("beams", ["shared", "dedicated"])
+def test_users_under_one_beam_share_its_carrier(beams):
+    # three users within a kilometre of each other: one beam cell
+    near = [[40.0, 116.0], [40.003, 116.003], [40.006, 116.0]]
+    bench = LeoBench(users={"points": near}, gsl={"kind": "fixed", "rate": "8 Mbps"},
+                     beams={"kind": beams})
+    client, sat, rise, set_ = bench.window()
+    others = [c for c in bench.world.clients if c != client]
+    start = rise + 1.0
+    done = {}
+    for c in [client, *others]:
+        bench.send_at(start, c, sat, 1e6, done, c)
+    bench.env.run(until=set_)
+    took = [done[c][1] - done[c][0] for c in [client, *others]]
+    assert len(took) == 3  # co-located users see the same satellite
+    alone = 8e6 / 8e6  # 1 MB at 8 Mbit/s
+    if beams == "shared":
+        assert max(took) == pytest.approx(len(took) * alone, rel=0.01)  # one carrier, in turn
+    else:
+        assert max(took) == pytest.approx(alone, rel=0.01)

@@ -1,0 +1,82 @@
+"""Satellite beams: the users of one beam share its spectrum, scheduled (docs/models/leo.md).
+
+A satellite serves the ground through spot beams, each with its own carrier per direction. A
+beam's scheduler gives its backlogged users equal shares of time and frequency, so a user whose
+own link (its budget at its slant range) would carry R_i alone gets R_i / k while k users of the
+beam send in that direction (round robin, or proportional fair with steady channels). A beam is a
+:class:`ScheduledPool` per direction; each user's direction is a channel of the pool, whose
+capacity the pool sets whenever a flow joins or leaves one of them. A user held below its share
+elsewhere does not pass its unused slots on (a scheduler would; the users of one beam rarely
+leave slots idle in FL traffic).
+
+:class:`BeamPlan` assigns users to beams: users within one beam footprint (a ``diameter`` grid
+cell on the ground) share a beam; a satellite lights at most ``per_satellite`` beams, and a cell
+beyond that joins its least-used beam.
+"""
+
+from __future__ import annotations
+
+import math
+
+from netfl.network.flow import Channel
+
+
+class ScheduledPool:
+    """One beam's spectrum in one direction (see the module docstring)."""
+
+    def __init__(self, fabric, name: str):
+        self._fabric, self.name = fabric, name
+        self._rates: dict[Channel, float] = {}  # member channel -> its rate alone (bit/s)
+
+    @property
+    def users(self) -> int:
+        return len(self._rates)
+
+    def member(self, name: str, rate_bps: float) -> Channel:
+        """A user's channel in this beam, at ``rate_bps`` while alone."""
+        channel = Channel(self._fabric, name, rate_bps)
+        channel.watcher = self.refresh
+        self._rates[channel] = float(rate_bps)
+        return channel
+
+    def set_rate(self, channel: Channel, rate_bps: float) -> None:
+        """A user's rate alone changed (the satellite moved)."""
+        self._rates[channel] = float(rate_bps)
+        self.refresh()
+
+    def refresh(self) -> None:
+        active = [c for c in self._rates if c.classes]
+        k = max(len(active), 1)
+        for channel, rate in self._rates.items():
+            share = rate / k if channel.classes else rate  # an idle user's: when it starts
+            if share != channel.capacity_bps:
+                channel.set_capacity(share)
+
+
+class BeamPlan:
+    """Which beam of a satellite serves a user (see the module docstring)."""
+
+    def __init__(self, fabric, diameter_m: float, per_satellite: int):
+        self._fabric, self.diameter_m, self.per_satellite = fabric, diameter_m, per_satellite
+        self._beams: dict[str, list[tuple[ScheduledPool, ScheduledPool]]] = {}
+        self._cell_beam: dict[tuple[str, tuple[int, int]], int] = {}
+
+    def cell(self, lat_deg: float, lon_deg: float) -> tuple[int, int]:
+        """The ground cell (about ``diameter_m`` across) of a site."""
+        step = math.degrees(self.diameter_m / 6_371_000.0)
+        return (math.floor(lat_deg / step),
+                math.floor(lon_deg * math.cos(math.radians(lat_deg)) / step))
+
+    def pools(self, sat: str, cell: tuple[int, int]) -> tuple[ScheduledPool, ScheduledPool]:
+        """(uplink, downlink) pools of the beam of ``sat`` that serves ``cell``."""
+        beams = self._beams.setdefault(sat, [])
+        index = self._cell_beam.get((sat, cell))
+        if index is None:
+            if len(beams) < self.per_satellite:
+                index = len(beams)
+                beams.append((ScheduledPool(self._fabric, f"{sat} beam {index} up"),
+                              ScheduledPool(self._fabric, f"{sat} beam {index} down")))
+            else:
+                index = min(range(len(beams)), key=lambda b: (beams[b][0].users, b))
+            self._cell_beam[(sat, cell)] = index
+        return beams[index]
