@@ -133,8 +133,10 @@ class Scenario(Section):
                              f"{', '.join(IOV_PARTITIONS)}")
         access = self.links.access
         if access.shared:
-            raise ValueError(f"links.access.shared is not modelled on {a} {kind} world (each "
-                             f"client has its own rate; MAC contention is not modelled)")
+            where = ("world.medium (802.11p by default)" if kind == "iov"
+                     else "world.beams (shared by default)")
+            raise ValueError(f"links.access.shared does not apply on {a} {kind} world: who "
+                             f"shares the radio is {where}")
         if access.availability.kind != "always":
             raise ValueError(f"on {a} {kind} world access links go up and down with coverage; "
                              f"links.access.availability must be always")
