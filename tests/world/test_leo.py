@@ -763,3 +763,26 @@ def test_users_under_one_beam_share_its_carrier(beams):
         assert max(took) == pytest.approx(len(took) * alone, rel=0.01)  # one carrier, in turn
     else:
         assert max(took) == pytest.approx(alone, rel=0.01)
+
+
+def test_association_elevations_agree_with_skyfield(world):
+    sf = pytest.importorskip("skyfield.api")
+    from datetime import timedelta
+
+    from netfl.world.orbits import tle_text
+
+    ts = sf.load.timescale(builtin=True)
+    lines = tle_text(world.edge_servers, world._satrecs).splitlines()
+    checked = 0
+    for row in world.windows.head(12).itertuples():
+        client, sat = world.clients[int(row.site)], world.edge_servers[int(row.sat)]
+        t_s = (row.rise_s + row.set_s) / 2
+        k = int(row.sat)
+        satellite = sf.EarthSatellite(lines[3 * k + 1], lines[3 * k + 2], sat, ts)
+        lat, lon = world.site(client)
+        user = sf.wgs84.latlon(lat, lon)
+        when = ts.from_datetime(world.spec.start + timedelta(seconds=float(t_s)))
+        theirs = (satellite - user).at(when).altaz()[0].degrees
+        assert world.elevation_deg(client, sat, t_s) == pytest.approx(theirs, abs=0.1)
+        checked += 1
+    assert checked == 12
