@@ -63,7 +63,8 @@ class MobileAccess:
                 self.broadcast_rate_bps = medium.broadcast_rate
         self._cells: dict[str, Dot11Cell] = {}
         beams = getattr(spec, "beams", None)
-        self._beams = (BeamPlan(network.fabric, beams.diameter, beams.per_satellite)
+        self._beams = (BeamPlan(network.fabric, beams.diameter, beams.per_satellite,
+                                beams.background_users)
                        if beams is not None and beams.kind == "shared" else None)
         self._pool_of: dict = {}  # a beam user's channel -> its pool
         self.propagation = getattr(self.world, "propagation_delays", False)

@@ -5,7 +5,9 @@ beam's scheduler gives its backlogged users equal shares of time and frequency, 
 own link (its budget at its slant range) would carry R_i alone gets R_i / k while k users of the
 beam send in that direction (round robin, or proportional fair with steady channels). A beam is a
 :class:`ScheduledPool` per direction; each user's direction is a channel of the pool, whose
-capacity the pool sets whenever a flow joins or leaves one of them. A user held below its share
+capacity the pool sets whenever a flow joins or leaves one of them. ``background`` users of the
+beam outside the study (a satellite operator's other subscribers) are always active and take
+their shares too. A user held below its share
 elsewhere does not pass its unused slots on (a scheduler would; the users of one beam rarely
 leave slots idle in FL traffic).
 
@@ -24,8 +26,8 @@ from netfl.network.flow import Channel
 class ScheduledPool:
     """One beam's spectrum in one direction (see the module docstring)."""
 
-    def __init__(self, fabric, name: str):
-        self._fabric, self.name = fabric, name
+    def __init__(self, fabric, name: str, background: int = 0):
+        self._fabric, self.name, self.background = fabric, name, background
         self._rates: dict[Channel, float] = {}  # member channel -> its rate alone (bit/s)
 
     @property
@@ -45,10 +47,11 @@ class ScheduledPool:
         self.refresh()
 
     def refresh(self) -> None:
+        """Each active user's share: its rate over the active users and the background."""
         active = [c for c in self._rates if c.classes]
-        k = max(len(active), 1)
+        k = max(len(active), 1) + self.background
         for channel, rate in self._rates.items():
-            share = rate / k if channel.classes else rate  # an idle user's: when it starts
+            share = rate / (k if channel.classes else 1 + self.background)  # idle: at its start
             if share != channel.capacity_bps:
                 channel.set_capacity(share)
 
@@ -56,8 +59,9 @@ class ScheduledPool:
 class BeamPlan:
     """Which beam of a satellite serves a user (see the module docstring)."""
 
-    def __init__(self, fabric, diameter_m: float, per_satellite: int):
+    def __init__(self, fabric, diameter_m: float, per_satellite: int, background: int = 0):
         self._fabric, self.diameter_m, self.per_satellite = fabric, diameter_m, per_satellite
+        self.background = background
         self._beams: dict[str, list[tuple[ScheduledPool, ScheduledPool]]] = {}
         self._cell_beam: dict[tuple[str, tuple[int, int]], int] = {}
 
@@ -74,8 +78,10 @@ class BeamPlan:
         if index is None:
             if len(beams) < self.per_satellite:
                 index = len(beams)
-                beams.append((ScheduledPool(self._fabric, f"{sat} beam {index} up"),
-                              ScheduledPool(self._fabric, f"{sat} beam {index} down")))
+                beams.append((ScheduledPool(self._fabric, f"{sat} beam {index} up",
+                                            self.background),
+                              ScheduledPool(self._fabric, f"{sat} beam {index} down",
+                                            self.background)))
             else:
                 index = min(range(len(beams)), key=lambda b: (beams[b][0].users, b))
             self._cell_beam[(sat, cell)] = index

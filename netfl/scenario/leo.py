@@ -207,11 +207,15 @@ class SharedBeams(Section):
     """A satellite serves the ground through spot beams, each with its own carrier per
     direction, shared by the users in its footprint (scheduled: equal shares of time and
     frequency). Users within one ``diameter`` cell share a beam; a satellite lights at most
-    ``per_satellite`` beams (a cell beyond that joins the least-used one)."""
+    ``per_satellite`` beams (a cell beyond that joins the least-used one). ``background_users``
+    other subscribers of each beam are always active (9: a lone study user then gets about
+    the public per-user medians, docs/models/leo.md; 0 for a system of the study's users
+    only)."""
 
     kind: Literal["shared"] = "shared"
     diameter: PositiveDistance = Field(25_000.0, description="a beam's footprint on the ground")
     per_satellite: PositiveInt = 16
+    background_users: NonNegativeInt = 9
 
 
 class DedicatedBeams(Section):

@@ -484,6 +484,7 @@ class LeoBench:
     """A leo world, its network and every trace record."""
 
     def __init__(self, **spec):
+        spec.setdefault("beams", {"kind": "dedicated"})  # closed forms: a carrier per user
         self.world = build_leo_world(world_spec(**spec), np.random.default_rng(0))
         self.env = simpy.Environment()
         self.trace = TraceBus()
@@ -747,8 +748,9 @@ def test_hierarchical_fedavg_rounds_with_nobody_in_view_take_time(tiny):
 def test_users_under_one_beam_share_its_carrier(beams):
     # three users within a kilometre of each other: one beam cell
     near = [[40.0, 116.0], [40.003, 116.003], [40.006, 116.0]]
+    spec = {"kind": beams} if beams == "dedicated" else {"kind": beams, "background_users": 0}
     bench = LeoBench(users={"points": near}, gsl={"kind": "fixed", "rate": "8 Mbps"},
-                     beams={"kind": beams})
+                     beams=spec)
     client, sat, rise, set_ = bench.window()
     others = [c for c in bench.world.clients if c != client]
     start = rise + 1.0
@@ -763,6 +765,18 @@ def test_users_under_one_beam_share_its_carrier(beams):
         assert max(took) == pytest.approx(len(took) * alone, rel=0.01)  # one carrier, in turn
     else:
         assert max(took) == pytest.approx(alone, rel=0.01)
+
+
+def test_a_beams_background_users_take_their_shares():
+    # the default: 9 other subscribers always active, so a lone user gets a tenth of the beam
+    bench = LeoBench(gsl={"kind": "fixed", "rate": "10 Mbps"}, beams={"kind": "shared"})
+    client, sat, rise, _ = bench.window()
+    done = {}
+    bench.send_at(rise + 1.0, client, sat, 1e6, done, "x")
+    bench.env.run(until=rise + 100)
+    began, ended = done["x"]
+    slant = bench.world.distance_m(client, sat, began)
+    assert ended - began == pytest.approx(8e6 / 1e6 + slant / SPEED_OF_LIGHT_MPS, rel=1e-3)
 
 
 def test_association_elevations_agree_with_skyfield(world):
