@@ -138,11 +138,13 @@ class LinkBudgetGsl(Section):
     kind: Literal["link-budget"]
     # Starlink's user downlink as del Portillo et al. (IAC 2018, Acta Astronautica 2019) budget
     # it: a 250 MHz Ku carrier, satellite EIRP 36.7 dBW, a 0.7 m user dish (37.7 dBi, 362.9 K:
-    # G/T 12.1 dB/K), roll-off 0.1. The uplink is illustrative (no public per-direction
-    # budget): a 62.5 MHz carrier at 14.25 GHz, 30 dBW from the terminal, G/T 9.8 dB/K.
+    # G/T 12.1 dB/K), roll-off 0.1. No public uplink budget was found: a 62.5 MHz carrier at
+    # 14.25 GHz to a G/T of 9.8 dB/K, the terminal's EIRP (25 dBW) calibrated so that a user
+    # alone in a beam with its 9 background users uploads at Ookla's median (14.8 Mbit/s, US,
+    # Q1 2025) over a day (benchmarks/leo_rates.py).
     downlink: GslDirection = GslDirection(frequency=11.7e9, bandwidth=250e6, eirp=66.7,
                                           g_over_t=12.1)
-    uplink: GslDirection = GslDirection(frequency=14.25e9, bandwidth=62.5e6, eirp=60.0,
+    uplink: GslDirection = GslDirection(frequency=14.25e9, bandwidth=62.5e6, eirp=55.0,
                                         g_over_t=9.8)
     rates: Literal["dvb-s2", "shannon"] = "dvb-s2"
     implementation_margin: NonNegativeGain = 1.0
