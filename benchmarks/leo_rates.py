@@ -48,7 +48,7 @@ def main() -> None:
     world = build_leo_world(spec, np.random.default_rng(1))
     radio = AccessRadio(spec.gsl, orbit_radius_m=world.orbit_radius_m)
     plan = BeamPlan(None, spec.beams.diameter, spec.beams.per_satellite)
-    background = spec.beams.background_users
+    background = spec.beams.background(spec.gsl.kind)
     clock = _Clock()
     world._env = clock  # the association policy reads the time from it
     events = sorted([(r, 1, c, s) for r, c, s in zip(world.windows["rise_s"],

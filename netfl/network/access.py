@@ -64,7 +64,7 @@ class MobileAccess:
         self._cells: dict[str, Dot11Cell] = {}
         beams = getattr(spec, "beams", None)
         self._beams = (BeamPlan(network.fabric, beams.diameter, beams.per_satellite,
-                                beams.background_users)
+                                beams.background(self.world.access_radio_spec.kind))
                        if beams is not None and beams.kind == "shared" else None)
         self._pool_of: dict = {}  # a beam user's channel -> its pool
         self.propagation = getattr(self.world, "propagation_delays", False)

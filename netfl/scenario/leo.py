@@ -210,14 +210,19 @@ class SharedBeams(Section):
     direction, shared by the users in its footprint (scheduled: equal shares of time and
     frequency). Users within one ``diameter`` cell share a beam; a satellite lights at most
     ``per_satellite`` beams (a cell beyond that joins the least-used one). ``background_users``
-    other subscribers of each beam are always active (9: a lone study user then gets about
-    the public per-user medians, docs/models/leo.md; 0 for a system of the study's users
-    only)."""
+    other subscribers of each beam are always active: by default 9 with a ``link-budget`` GSL
+    (a lone study user then gets about the public per-user medians, docs/models/leo.md) and 0
+    with a ``fixed`` one (its rate is already a user's)."""
 
     kind: Literal["shared"] = "shared"
     diameter: PositiveDistance = Field(25_000.0, description="a beam's footprint on the ground")
     per_satellite: PositiveInt = 16
-    background_users: NonNegativeInt = 9
+    background_users: NonNegativeInt | None = None
+
+    def background(self, gsl_kind: str) -> int:
+        if self.background_users is not None:
+            return self.background_users
+        return 9 if gsl_kind == "link-budget" else 0
 
 
 class DedicatedBeams(Section):

@@ -768,8 +768,13 @@ def test_users_under_one_beam_share_its_carrier(beams):
 
 
 def test_a_beams_background_users_take_their_shares():
-    # the default: 9 other subscribers always active, so a lone user gets a tenth of the beam
-    bench = LeoBench(gsl={"kind": "fixed", "rate": "10 Mbps"}, beams={"kind": "shared"})
+    # 9 other subscribers always active (the default with a link budget): a lone user gets a
+    # tenth of the beam
+    assert LeoWorld.model_validate(world_spec().model_dump()).beams.background("fixed") == 0
+    assert LeoWorld.model_validate(world_spec().model_dump()).beams.background(
+        "link-budget") == 9
+    bench = LeoBench(gsl={"kind": "fixed", "rate": "10 Mbps"},
+                     beams={"kind": "shared", "background_users": 9})
     client, sat, rise, _ = bench.window()
     done = {}
     bench.send_at(rise + 1.0, client, sat, 1e6, done, "x")
