@@ -198,3 +198,12 @@ def test_report_on_damaged_input_is_an_error_without_a_traceback(tmp_path):
     assert result.exit_code == 1
     assert "sweep.json" in result.output and "not valid JSON" in result.output
     assert "Traceback" not in result.output
+
+
+def test_validate_reports_a_shell_whose_grid_links_cannot_clear_the_earth():
+    walker = Path(__file__).parents[1] / "scenarios" / "leo" / "walker-40-5.yaml"
+    result = runner.invoke(app, ["validate", str(walker), "--set", "world.isl={kind: grid}",
+                                 "--set", "world.cache=false"])
+    assert result.exit_code == 0, result.output
+    flat = " ".join(result.output.split())
+    assert "note: +Grid: 40 of 40 in-plane ISLs never clear the Earth by 80 km" in flat
