@@ -203,3 +203,30 @@ def test_speed_turn_and_road_values_are_checked(iov):
     iov["world"]["road"] = {"kind": "highway"}
     iov["world"]["radio"] = {"kind": "shannon", "path_loss": "winner"}
     assert "world.radio.path_loss" in problem(iov)
+
+
+def test_the_80211p_medium_is_the_default_and_refuses_what_it_cannot_send():
+    world = IovWorld.model_validate(HIGHWAY)
+    assert world.medium.kind == "802.11p" and world.medium.downlink == "unicast"
+    assert world.in_flight_at_handover == "continue"
+    with pytest.raises(ValueError, match=r"radio.rate 8 Mbps is not an 802.11p rate \(10 MHz: "
+                                         r"3, 4.5, 6, 9, 12, 18, 24, 27 Mbps\)"):
+        IovWorld.model_validate({**HIGHWAY, "radio": {"kind": "fixed", "rate": "8 Mbps"}})
+    # the same rate on channels of its own is fine
+    IovWorld.model_validate({**HIGHWAY, "radio": {"kind": "fixed", "rate": "8 Mbps"},
+                             "medium": {"kind": "dedicated"}})
+    with pytest.raises(ValueError, match="802.11p uses 10 MHz channels; radio.bandwidth is 20"):
+        IovWorld.model_validate({**HIGHWAY, "radio": {"kind": "shannon",
+                                                      "bandwidth": "20 MHz"}})
+    with pytest.raises(ValueError, match=r"cw_min must be 2\^k - 1"):
+        IovWorld.model_validate({**HIGHWAY, "medium": {"kind": "802.11p", "cw_min": 16}})
+    with pytest.raises(ValueError, match="broadcast_rate 5 Mbps is not an 802.11p rate"):
+        IovWorld.model_validate({**HIGHWAY, "medium": {"kind": "802.11p",
+                                                       "broadcast_rate": "5 Mbps"}})
+
+
+def test_a_scenario_with_the_old_path_loss_name_is_told_what_to_use(iov, tmp_path):
+    scenario = copy.deepcopy(iov)
+    scenario["world"]["radio"] = {"kind": "shannon", "path_loss": "tr36885-v2i"}
+    with pytest.raises(ScenarioError, match="use winner-b1-los"):
+        load_scenario(scenario)

@@ -231,3 +231,15 @@ def test_a_missing_tle_file_is_named(leo, tmp_path):
 def test_what_mobile_worlds_refuse_is_refused_on_leo(leo, section, message):
     leo.update(section)
     assert message in problem(leo)
+
+
+def test_a_link_budget_in_the_old_one_way_form_is_an_unknown_key_with_the_new_names(leo):
+    leo["world"]["gsl"] = {"kind": "link-budget", "eirp": "40 dBm"}
+    text = problem(leo)
+    assert "world.gsl.link-budget.eirp" in text or "world.gsl.eirp" in text
+    assert "unknown key" in text
+    leo["world"]["gsl"] = {"kind": "link-budget", "uplink": {"frequency": "14 GHz"}}
+    assert "required field is missing" in " ".join(
+        f"{p.path}: {p.message}" for p in problems(leo))
+    leo["world"]["gsl"] = {"kind": "link-budget", "rates": "dvb-s3"}
+    assert "dvb-s2" in problem(leo)
