@@ -195,7 +195,8 @@ class Fabric:
         self._add(cls, flow, left_bits)
         for channel in cls.channels:  # it runs at its class's rate until a pass says otherwise
             channel.load += cls.rate
-        notify_watchers(cls.channels)
+        if cls.watched:
+            notify_watchers(cls.channels)
         fits = self._fits_fresh(cls) if fresh else self._fits_more(cls)
         if not fits:
             self._dirty_classes[cls] = None
@@ -259,7 +260,8 @@ class Fabric:
             self._reschedule(cls)
         if changed:
             self._schedule_pass()
-        notify_watchers(cls.channels)
+        if cls.watched:
+            notify_watchers(cls.channels)
 
     # ------------------------------------------------------------------------- solving
 

@@ -33,10 +33,11 @@ class FlowClass:
     """The flows over the same channels with the same cap: one rate, one virtual clock."""
 
     __slots__ = ("key", "channels", "cap", "members", "heap", "rate", "virtual", "last",
-                 "version")
+                 "version", "watched")
 
     def __init__(self, key, channels, cap: float, now: float):
         self.key, self.channels, self.cap = key, channels, cap
+        self.watched = any(c.watcher is not None for c in channels)  # a radio cell's
         self.members: dict[Flow, None] = {}  # insertion-ordered: deterministic
         self.heap: list[tuple[float, int, Flow]] = []  # (finish tag, seq, flow), lazy
         self.rate, self.virtual, self.last, self.version = 0.0, 0.0, now, 0

@@ -46,10 +46,12 @@ def down_reason(link: Link) -> str:
 def _path_links(network, path: list[str]) -> tuple[list[Link], list, list]:
     """The path's links, every channel a flow over it crosses, and each hop's own channel."""
     links = [network.link(u, v) for u, v in zip(path, path[1:], strict=False)]
-    hops = list(zip(links, path, path[1:], strict=False))
+    crossed = [link.channels(u, v) for link, u, v in zip(links, path, path[1:], strict=False)]
+    own = [channels[0] for channels in crossed]
+    if all(len(channels) == 1 for channels in crossed):
+        return links, own, own
     # a channel crossed twice (two links of one radio cell) counts once: the solver needs a set
-    channels = list(dict.fromkeys(c for link, u, v in hops for c in link.channels(u, v)))
-    return links, channels, [link.channel(u, v) for link, u, v in hops]
+    return links, list(dict.fromkeys(c for channels in crossed for c in channels)), own
 
 
 def _message_lost(link: Link) -> bool:
