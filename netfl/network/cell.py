@@ -57,13 +57,15 @@ class DcfParameters:
 class _Station:
     """One direction of a vehicle's link: its own channel, PHY rate and airtime per frame."""
 
-    __slots__ = ("channel", "sender", "receiver", "rate_bps", "goodput", "frame_s", "reverse")
+    __slots__ = ("channel", "sender", "receiver", "rate_bps", "goodput", "frame_s", "reverse",
+                 "acks")
 
     def __init__(self, channel: Channel, sender: str, receiver: str, rate_bps: float,
-                 goodput: float):
+                 goodput: float, acks: float):
         self.channel, self.sender, self.receiver = channel, sender, receiver
         self.rate_bps, self.goodput, self.frame_s = rate_bps, goodput, math.inf
         self.reverse: _Station = self
+        self.acks = acks  # TCP acknowledgement frames per data frame (0 for a broadcast)
 
 
 class Dot11Cell:
@@ -82,10 +84,11 @@ class Dot11Cell:
         """The channels of a new vehicle link in the cell at PHY rates ``up_bps`` (``client``
         -> ``rsu``) and ``down_bps``: (up's own, the cell's), (down's own, the cell's).
         ``goodput``: the share of frames not lost (lost frames are sent again)."""
+        acks = self.framing.acks_per_frame
         up = _Station(Channel(self._fabric, f"{client}->{rsu}", 0.0), client, rsu, up_bps,
-                      goodput)
+                      goodput, acks)
         down = _Station(Channel(self._fabric, f"{rsu}->{client}", 0.0), rsu, client,
-                        down_bps, goodput)
+                        down_bps, goodput, acks)
         up.reverse, down.reverse = down, up
         for station in (up, down):
             self._stations[station.channel] = station
@@ -99,7 +102,7 @@ class Dot11Cell:
         station = self._broadcasts.get(rate_bps)
         if station is None:
             channel = Channel(self._fabric, f"{self.name} broadcast", 0.0)
-            station = _Station(channel, self.name, self.name, rate_bps, 1.0)
+            station = _Station(channel, self.name, self.name, rate_bps, 1.0, 0.0)
             ip_bytes = self.framing.ip_bytes
             station.frame_s = (dcf.aifs_s(self.parameters.aifsn) + dcf.frame_airtime_s(
                 ip_bytes + dcf.MAC_DATA_OVERHEAD_BYTES, rate_bps))
@@ -145,7 +148,8 @@ class Dot11Cell:
 
     def refresh(self) -> None:
         """Recompute the capacities from the flows now in the cell (changed ones only). A
-        station at rate 0 (below every rate's threshold) gets nothing and costs nothing."""
+        station at rate 0 (below every rate's threshold) gets nothing and takes no airtime
+        (it still contends)."""
         p, f = self.parameters, self.framing
         active: dict[_Station, int] = {}
         for cls in self.channel.classes:
@@ -153,15 +157,16 @@ class Dot11Cell:
             active[station] = active.get(station, 0) + cls.count
         sending = {s: count for s, count in active.items() if s.frame_s < math.inf}
         collision = max((s.frame_s for s in sending), default=0.0)
-        overhead = (1.0 + f.acks_per_frame) * dcf.contention_per_frame_s(
+        per_frame = dcf.contention_per_frame_s(  # each frame's, data or acknowledgement
             max(self.contenders(list(active)), 1), collision, p.cw_min, p.cw_max)
         flows = sum(sending.values())
-        cost = math.fsum(count * (s.frame_s + overhead) for s, count in sending.items())
+        cost = math.fsum(count * (s.frame_s + (1.0 + s.acks) * per_frame)
+                         for s, count in sending.items())
         capacity = flows * f.bits_per_frame / cost if flows else 0.0
         if capacity != self.channel.capacity_bps:
             self.channel.set_capacity(capacity)
         for station in active:
-            alone = (f.bits_per_frame / (station.frame_s + overhead)
+            alone = (f.bits_per_frame / (station.frame_s + (1.0 + station.acks) * per_frame)
                      if station.frame_s < math.inf else 0.0)
             if alone != station.channel.capacity_bps:
                 station.channel.set_capacity(alone)

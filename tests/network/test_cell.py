@@ -108,3 +108,13 @@ def test_up_and_down_share_one_half_duplex_medium():
     _upload(env, fabric, down, 100 * FRAME_BITS, ends, "down")
     env.run()
     assert ends["up"] == pytest.approx(ends["down"]) == pytest.approx(200 * _per_frame(6e6, 2))
+
+
+def test_a_broadcast_frame_waits_for_its_own_contention_only_even_under_tcp():
+    framing = Framing(ip_bytes=1500, bits_per_frame=1502 * 8, acks_per_frame=0.5)
+    env, fabric, cell = _cell(framing)
+    ends = {}
+    _upload(env, fabric, cell.broadcast(6e6), 100 * 1502 * 8, ends, "b")
+    env.run()
+    frame = dcf.aifs_s(2) + dcf.frame_airtime_s(1536, 6e6)  # no MAC ACK, no TCP ACK
+    assert ends["b"] == pytest.approx(100 * (frame + dcf.contention_per_frame_s(1, frame)))
