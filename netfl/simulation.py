@@ -9,6 +9,7 @@ directory and is what ``netfl.run`` and ``netfl run`` call.
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -108,7 +109,15 @@ class Simulation:
         process = self.env.process(self.algorithm.run())
         limit = self.scenario.stop.max_sim_time
         until = process if limit is None else self.env.any_of([process, self.env.timeout(limit)])
-        self.env.run(until=until)
+        # The world, data and model built so far live for the whole run: left to the cyclic
+        # collector, every full collection would walk them again (33 times in a run of 10,000
+        # clients, 20% of its time). Frozen, they are skipped; nothing here needs finalizing.
+        gc.collect()
+        gc.freeze()
+        try:
+            self.env.run(until=until)
+        finally:
+            gc.unfreeze()
         if not process.triggered:
             self.stop_reason = "max_sim_time"
         else:
