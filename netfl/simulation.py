@@ -111,8 +111,9 @@ class Simulation:
         until = process if limit is None else self.env.any_of([process, self.env.timeout(limit)])
         # The world, data and model built so far live for the whole run: left to the cyclic
         # collector, every full collection would walk them again (33 times in a run of 10,000
-        # clients, 20% of its time). Frozen, they are skipped; nothing here needs finalizing.
-        gc.collect()
+        # clients, 20% of its time). Frozen, they are skipped until the run ends (no collect
+        # first: a full collection costs more than a short run; unfreezing hands any garbage
+        # among them back to the collector).
         gc.freeze()
         try:
             self.env.run(until=until)
