@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 
 from netfl.network.flow import Channel
+from netfl.network.propagation import MEAN_EARTH_RADIUS_M
 
 
 class ScheduledPool:
@@ -29,6 +30,7 @@ class ScheduledPool:
     def __init__(self, fabric, name: str, background: int = 0):
         self._fabric, self.name, self.background = fabric, name, background
         self._rates: dict[Channel, float] = {}  # member channel -> its rate alone (bit/s)
+        self._active: dict[Channel, None] = {}  # members with flows now, in joining order
 
     @property
     def users(self) -> int:
@@ -36,24 +38,36 @@ class ScheduledPool:
 
     def member(self, name: str, rate_bps: float) -> Channel:
         """A user's channel in this beam, at ``rate_bps`` while alone."""
-        channel = Channel(self._fabric, name, rate_bps)
-        channel.watcher = self.refresh
+        channel = Channel(self._fabric, name, rate_bps / (1 + self.background))
+        channel.watcher = lambda: self._changed(channel)
         self._rates[channel] = float(rate_bps)
         return channel
 
     def set_rate(self, channel: Channel, rate_bps: float) -> None:
         """A user's rate alone changed (the satellite moved)."""
         self._rates[channel] = float(rate_bps)
-        self.refresh()
+        self._share(channel, len(self._active))
 
-    def refresh(self) -> None:
-        """Each active user's share: its rate over the active users and the background."""
-        active = [c for c in self._rates if c.classes]
-        k = max(len(active), 1) + self.background
-        for channel, rate in self._rates.items():
-            share = rate / (k if channel.classes else 1 + self.background)  # idle: at its start
-            if share != channel.capacity_bps:
-                channel.set_capacity(share)
+    def _changed(self, channel: Channel) -> None:
+        """A flow joined or left ``channel``: re-share among the active users only (a beam's
+        members accumulate over a run; its active users are few)."""
+        before = len(self._active)
+        if channel.classes:
+            self._active[channel] = None
+        else:
+            self._active.pop(channel, None)
+        if len(self._active) != before:
+            for other in self._active:
+                self._share(other, len(self._active))
+        self._share(channel, len(self._active))
+
+    def _share(self, channel: Channel, active: int) -> None:
+        """Set an active user's share (rate over the active users and the background), or an
+        idle one's (what it would get on starting alone)."""
+        users = (max(active, 1) if channel in self._active else 1) + self.background
+        share = self._rates[channel] / users
+        if share != channel.capacity_bps:
+            channel.set_capacity(share)
 
 
 class BeamPlan:
@@ -67,7 +81,7 @@ class BeamPlan:
 
     def cell(self, lat_deg: float, lon_deg: float) -> tuple[int, int]:
         """The ground cell (about ``diameter_m`` across) of a site."""
-        step = math.degrees(self.diameter_m / 6_371_000.0)
+        step = math.degrees(self.diameter_m / MEAN_EARTH_RADIUS_M)
         return (math.floor(lat_deg / step),
                 math.floor(lon_deg * math.cos(math.radians(lat_deg)) / step))
 

@@ -118,11 +118,11 @@ class CorrelatedShadowing:
 
 def link_budget_rate_bps(distance_m: float, frequency_hz: float, bandwidth_hz: float,
                         eirp_dbm: float, g_over_t_db_k: float,
-                        max_rate_bps: float | None = None) -> float:
-    """Shannon rate of a satellite link: C/N0 = EIRP - FSPL + G/T - k (dB-Hz, with EIRP in
-    dBW), SNR = C/N0 - 10 log10(B)."""
-    c_over_n0 = ((eirp_dbm - 30.0) - free_space_path_loss_db(distance_m, frequency_hz)
-                 + g_over_t_db_k - BOLTZMANN_DBW_PER_K_HZ)
+                        max_rate_bps: float | None = None, extra_loss_db: float = 0.0) -> float:
+    """Shannon rate of a satellite link: C/N0 (``satlink.c_over_n0_dbhz``), SNR = C/N0 -
+    10 log10(B)."""
+    c_over_n0 = satlink.c_over_n0_dbhz(distance_m, frequency_hz, eirp_dbm, g_over_t_db_k,
+                                       extra_loss_db)
     return shannon_rate_bps(bandwidth_hz, c_over_n0 - 10.0 * math.log10(bandwidth_hz),
                             max_rate_bps)
 
@@ -175,12 +175,12 @@ class AccessRadio:
             elevation = (satlink.elevation_from_range_deg(distance_m, self.orbit_radius_m)
                          if self.orbit_radius_m else 90.0)
             loss = satlink.atmospheric_loss_db(spec.atmosphere, elevation)
+        c_n0 = satlink.c_over_n0_dbhz(distance_m, direction.frequency, direction.eirp,
+                                      direction.g_over_t, loss)
         if spec.rates == "shannon":
-            rate = link_budget_rate_bps(distance_m, direction.frequency, direction.bandwidth,
-                                        direction.eirp - loss, direction.g_over_t)
+            rate = shannon_rate_bps(direction.bandwidth,
+                                    c_n0 - 10.0 * math.log10(direction.bandwidth))
         else:
-            c_n0 = satlink.c_over_n0_dbhz(distance_m, direction.frequency, direction.eirp,
-                                          direction.g_over_t, loss)
             rate = satlink.dvb_s2_rate_bps(c_n0, direction.bandwidth, spec.roll_off,
                                            spec.implementation_margin)
         return rate if spec.max_rate is None else min(rate, spec.max_rate)

@@ -16,7 +16,11 @@ from __future__ import annotations
 
 import math
 
-from netfl.network.propagation import BOLTZMANN_DBW_PER_K_HZ, free_space_path_loss_db
+from netfl.network.propagation import (
+    BOLTZMANN_DBW_PER_K_HZ,
+    MEAN_EARTH_RADIUS_M,
+    free_space_path_loss_db,
+)
 
 # (MODCOD, spectral efficiency in bit/symbol, ideal Es/N0 in dB), ETSI EN 302 307-1 Table 13
 DVB_S2_MODCODS: tuple[tuple[str, float, float], ...] = (
@@ -63,7 +67,7 @@ def dvb_s2_rate_bps(c_over_n0: float, bandwidth_hz: float, roll_off: float = 0.2
 
 
 def elevation_from_range_deg(slant_m: float, orbit_radius_m: float,
-                             earth_radius_m: float = 6_371_000.0) -> float:
+                             earth_radius_m: float = MEAN_EARTH_RADIUS_M) -> float:
     """A satellite's elevation (deg) seen from the ground at slant range ``slant_m``."""
     sine = (orbit_radius_m**2 - earth_radius_m**2 - slant_m**2) / (2.0 * earth_radius_m
                                                                     * slant_m)
