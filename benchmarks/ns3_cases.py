@@ -186,6 +186,49 @@ def radio_cells() -> list[Case]:
     ]
 
 
+LTE_ACCESS_DELAY_S = 8 * ms  # one way, UE to the PGW: ns-3 1 UE, 10 KB and 100 KB: 8.9, 7.3 ms
+
+
+def lte_cell(name: str, distances: list[float], nbytes: float, seed: int = 1) -> Case:
+    """UE i at ``distances[i]`` from one LTE eNB (50 RB, 1930 MHz up) uploads ``nbytes`` at
+    once to a remote host (``cloud``: 10 Gbps, 1 ms behind the EPC). The UE's rate is netfl's
+    LTE cell model's (``netfl.network.lte``) at its distance; the access link's one-way delay,
+    ``LTE_ACCESS_DELAY_S``, is the LTE user plane's latency (uplink scheduling and HARQ
+    timing), set once from ns-3's 10 KB upload of one UE and not fitted per case."""
+    n = len(distances)
+    links = tuple(LinkDesc(f"c{i}", "e0", 0.0, LTE_ACCESS_DELAY_S) for i in range(n)) + (
+        LinkDesc("e0", "cloud", 10 * Gbps, 1 * ms),)
+    tiers = {f"c{i}": "client" for i in range(n)} | {"cloud": "cloud"}
+    near, far = min(distances), max(distances)
+    where = f"{near / 1e3:g} km" if near == far else f"{near / 1e3:g}-{far / 1e3:g} km"
+    return Case(name, "lte-cell", links,
+                tuple(FlowDesc(f"c{i}", "cloud", nbytes) for i in range(n)), tiers,
+                medium="lte", distances_m=tuple(distances), seed=seed,
+                what=f"{n} x {_size(nbytes)} up an LTE cell (PF, 50 RB), UEs at {where}"
+                     + (f", ns-3 run {seed}" if seed != 1 else ""))
+
+
+def lte_cells() -> list[Case]:
+    """The LTE uplink cells (issue 25): N = 1..30, near (top MCS) and spread over 0.1-6 km
+    (MCS from the SNR: power-limited UEs), 10 KB..10 MB. One ns-3 run each: without fading
+    ns-3's LTE cell is deterministic (runs 2 of lte-30x800KB and lte-10x800KB-spread gave the
+    same times to the nanosecond)."""
+    def spread(n: int, near: float = 100.0, far: float = 6000.0) -> list[float]:
+        return [near + (far - near) * i / max(n - 1, 1) for i in range(n)]
+
+    return [
+        *[lte_cell(f"lte-{n}x800KB", [100.0 + 10 * i for i in range(n)], 800 * KB)
+          for n in (1, 2, 5, 10, 15, 30)],
+        *[lte_cell(f"lte-1x2MB-{d / 1e3:g}km", [d], 2 * MB) for d in (1e3, 2e3, 3e3, 6e3)],
+        lte_cell("lte-5x800KB-spread", spread(5), 800 * KB),
+        lte_cell("lte-10x800KB-spread", spread(10), 800 * KB),
+        lte_cell("lte-30x800KB-spread", spread(30), 800 * KB),
+        lte_cell("lte-5x10KB", [100.0 + 10 * i for i in range(5)], 10 * KB),
+        lte_cell("lte-5x100KB", [100.0 + 10 * i for i in range(5)], 100 * KB),
+        lte_cell("lte-2x10MB", [100.0, 3000.0], 10 * MB),
+    ]
+
+
 def cases() -> list[Case]:
     out = [
         # chains, low bandwidth-delay product (BDP <= a few segments .. tens)
@@ -239,6 +282,8 @@ def cases() -> list[Case]:
         dumbbell("ramp-many-high", "ramp-contention", 8, 1 * Gbps, 20 * ms, 5 * MB),
         # IoV radio cells: 802.11p (issue 25)
         *radio_cells(),
+        # IoV radio cells: LTE uplink (issue 25)
+        *lte_cells(),
     ]
     names = [c.name for c in out]
     assert len(names) == len(set(names)), "case names must be unique"

@@ -25,11 +25,13 @@ has the model). The two sides:
   has received its last byte (a trace callback on the sink's ``Rx``, compiled with cppyy).
   Each case runs in its own subprocess (teardown can abort), which prints its result as JSON
   before ``Simulator.Destroy()``. A radio cell is an 802.11p ad hoc cell instead, each device at a
-  constant PHY rate (``ns3_side._ns3_wifi_cell``), with ns-3 run ``seed``.
+  constant PHY rate (``ns3_side._ns3_wifi_cell``), with ns-3 run ``seed``; or an LTE cell (one
+  eNB, PF scheduler, the EPC and a remote host: ``ns3_side._ns3_lte_cell``).
 * **netfl**: the same graph as a :class:`~netfl.world.base.World` (links carry their own
   ``rate_bps`` and ``delay_s``) under netfl's own :class:`~netfl.network.transfer.Network`, the
   same transfers through ``network.send``; a flow completes when its process does. A radio
-  cell's access links share one 802.11p medium (``netfl.network.cell``), as the iov world's.
+  cell's access links share one 802.11p medium (``netfl.network.cell``) or one LTE carrier
+  (``netfl.network.lte``), as the iov world's.
 
 **The error of a case** is the relative error of the *last flow's completion time* (the time from
 0, when the case starts, to the moment its last flow completes: a round's duration, what FL cares
@@ -37,8 +39,9 @@ about): ``(netfl - ns3) / ns3``. The row also shows the mean over flows of the a
 each flow's completion time (its end minus its start), which also sees unfairness between flows.
 The last line is ``netfl_vs_ns3: median X%, worst Y%``: the median of the cases' absolute errors
 and the error (signed) of the case whose absolute error is largest, over the comparable
-point-to-point cases (goal: 3% and 10%, issue 24). The 802.11p radio cells (issue 25) have their
-own line before it, ``netfl_vs_ns3 radio cells: ...`` (goal: 10% and 25%).
+point-to-point cases (goal: 3% and 10%, issue 24). The radio cells (issue 25) have their own
+line before it, ``netfl_vs_ns3 radio cells: ...`` (goal: 10% and 25%), after one per medium
+(``netfl_vs_ns3 802.11p cells`` and ``netfl_vs_ns3 LTE cells``).
 """
 
 from __future__ import annotations
@@ -99,6 +102,8 @@ def run_netfl(case: Case, transport: str = "tcp") -> dict:
     network = Network(env, world, Links(**links), RandomStreams(0), trace)
     if case.medium == "wifi-80211p":  # one 802.11p cell, as the iov world makes it
         _make_cell(network, case)
+    elif case.medium == "lte":
+        _make_lte_cell(network, case)
 
     starts, ends = [math.nan] * len(case.flows), [math.nan] * len(case.flows)
     finished = {i: env.event() for i in range(len(case.flows))}
@@ -131,6 +136,26 @@ def _make_cell(network, case: Case) -> None:
         network.add_link(Link(link.a, link.b, "access", 0.0,
                               *cell.link(link.a, link.b, link.rate_bps, case.cell_rate_bps),
                               old.loss))
+
+
+def _make_lte_cell(network, case: Case) -> None:
+    """Put every access link of ``case`` into one LTE cell as ns-3's (ns3_side._ns3_lte_cell):
+    50 RB, 23 dBm both ways, noise figures 5 dB (eNB) and 9 dB (UE), open-loop power control
+    at P0 -80 dBm and alpha 1, free-space loss at 1930 MHz up and 2120 MHz down."""
+    from netfl.network.link import Link
+    from netfl.network.lte import LteCell
+    from netfl.network.propagation import free_space_path_loss_db
+
+    cell = LteCell(network.fabric, "e0", blocks=50, vehicle_power_dbm=23.0,
+                   rsu_power_dbm=23.0, rsu_noise_figure_db=5.0, vehicle_noise_figure_db=9.0)
+    for link in case.links:
+        if case.tiers.get(link.a) != "client":
+            continue
+        old = network.link(link.a, link.b)
+        d = case.distances_m[int(link.a[1:])]
+        network.add_link(Link(link.a, link.b, "access", link.delay_s,
+                              *cell.link(link.a, link.b, free_space_path_loss_db(d, 1930e6),
+                                         free_space_path_loss_db(d, 2120e6)), old.loss))
 
 
 # --------------------------------------------------------------------------------- ns-3
@@ -178,14 +203,15 @@ def compare(case: Case, ns3: dict, netfl: dict) -> dict:
                             strict=True):
         flow_errors.append(abs((e - s) - (e3 - s3)) / (e3 - s3))
     return {"name": case.name, "group": case.group, "comparable": case.comparable,
-            "radio": case.radio, "flows": len(case.flows), "what": case.what,
+            "radio": case.radio, "medium": case.medium, "flows": len(case.flows),
+            "what": case.what,
             "ns3_s": last_ns3, "netfl_s": last_netfl,
             "error": (last_netfl - last_ns3) / last_ns3,
             "mean_flow_error": statistics.fmean(flow_errors), "note": case.note}
 
 
 GOAL_MEDIAN, GOAL_WORST = 0.03, 0.10  # issue 24: median |error| <= 3%, worst <= 10%
-RADIO_GOAL_MEDIAN, RADIO_GOAL_WORST = 0.10, 0.25  # issue 25, for 802.11p cells
+RADIO_GOAL_MEDIAN, RADIO_GOAL_WORST = 0.10, 0.25  # issue 25, for 802.11p and LTE cells
 
 
 def goals(radio: bool) -> tuple[float, float]:
@@ -197,11 +223,18 @@ def outside_goal(rows: list[dict]) -> list[dict]:
     return [r for r in rows if r["comparable"] and abs(r["error"]) > goals(r["radio"])[1]]
 
 
-def summary_line(rows: list[dict], radio: bool = False) -> str:
-    errors = [r["error"] for r in rows if r["comparable"] and r["radio"] == radio]
+MEDIUM_LABELS = {"wifi-80211p": "802.11p cells", "lte": "LTE cells"}
+
+
+def summary_line(rows: list[dict], radio: bool = False, medium: str | None = None) -> str:
+    """``netfl_vs_ns3[ radio cells| <medium>]: median X%, worst Y%`` over the comparable
+    cases of that kind (``medium``: of that radio medium only)."""
+    errors = [r["error"] for r in rows if r["comparable"] and r["radio"] == radio
+              and medium in (None, r["medium"])]
     median = statistics.median(abs(e) for e in errors)
     worst = max(errors, key=abs)
-    label = "netfl_vs_ns3 radio cells" if radio else "netfl_vs_ns3"
+    label = ("netfl_vs_ns3 " + MEDIUM_LABELS[medium] if medium else
+             "netfl_vs_ns3 radio cells" if radio else "netfl_vs_ns3")
     return f"{label}: median {100 * median:.1f}%, worst {100 * worst:+.1f}%"
 
 
@@ -337,6 +370,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
             print(f"goal (median <= {median:.0%}, worst <= {worst:.0%}): outside it: "
                   + (", ".join(f"{r['name']} ({100 * r['error']:+.1f}%)" for r in outside)
                      or "none"))
+            media = sorted({r["medium"] for r in kind})
+            for medium in media if radio and len(media) > 1 else ():
+                print(summary_line(rows, radio, medium))
             print(summary_line(rows, radio))
     return rows
 

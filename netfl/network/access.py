@@ -23,6 +23,7 @@ import simpy
 from netfl.network.beam import BeamPlan
 from netfl.network.cell import DcfParameters, Dot11Cell, Framing
 from netfl.network.link import Channel, Link, LossModel
+from netfl.network.lte import RESOURCE_BLOCKS, LteCell
 from netfl.network.radio import SPEED_OF_LIGHT_MPS, AccessRadio
 from netfl.sim.trace import LinkState
 from netfl.world.base import CLIENT
@@ -52,16 +53,18 @@ class MobileAccess:
         self.world = network.world
         spec = self.world.spec
         medium = getattr(spec, "medium", None)
+        self.medium = medium
         self.dot11p = medium is not None and medium.kind == "802.11p"
+        self.lte = medium is not None and medium.kind in ("lte", "c-v2x")
         self.radio = AccessRadio(self.world.access_radio_spec, dot11p=self.dot11p,
                                  orbit_radius_m=getattr(self.world, "orbit_radius_m", 0.0))
         self.broadcast_rate_bps = 0.0  # > 0: RSUs broadcast the downlink at this rate
         if self.dot11p:
             self._dcf = DcfParameters(medium.aifsn, medium.cw_min, medium.cw_max)
             self._framing = framing_of(network.spec.transport)
-            if medium.downlink == "broadcast":
-                self.broadcast_rate_bps = medium.broadcast_rate
-        self._cells: dict[str, Dot11Cell] = {}
+        if (self.dot11p or self.lte) and medium.downlink == "broadcast":
+            self.broadcast_rate_bps = medium.broadcast_rate
+        self._cells: dict[str, Dot11Cell | LteCell] = {}
         beams = getattr(spec, "beams", None)
         self._beams = (BeamPlan(network.fabric, beams.diameter, beams.per_satellite,
                                 beams.background(self.world.access_radio_spec.kind))
@@ -144,6 +147,12 @@ class MobileAccess:
             cell = self._cell(rsu)
             link = Link(client, rsu, "access", delay,
                         *cell.link(client, rsu, up, down, self._goodput), loss, loss_rng)
+        elif self.lte:
+            coupling = self.radio.coupling_db(distance) if self.radio.varies else 0.0
+            fixed = None if self.radio.varies else (up, down)
+            link = Link(client, rsu, "access", delay,
+                        *self._cell(rsu).link(client, rsu, coupling, coupling, fixed),
+                        loss, loss_rng)
         elif self._beams is not None:
             up_pool, down_pool = self._beams.pools(rsu, self._beams.cell(*self.world.site(client)))
             channels = (up_pool.member(f"{client}->{rsu}", up),
@@ -162,12 +171,31 @@ class MobileAccess:
         self.network.add_link(link)
         return link
 
-    def _cell(self, rsu: str) -> Dot11Cell:
+    def _cell(self, rsu: str) -> Dot11Cell | LteCell:
         cell = self._cells.get(rsu)
         if cell is None:
-            cell = self._cells[rsu] = Dot11Cell(self.network.fabric, rsu, self._framing,
-                                                self._dcf)
+            if self.dot11p:
+                cell = Dot11Cell(self.network.fabric, rsu, self._framing, self._dcf)
+            else:
+                cell = self._lte_cell(rsu)
+            self._cells[rsu] = cell
         return cell
+
+    def _lte_cell(self, rsu: str) -> LteCell:
+        spec, medium = self.radio.spec, self.medium
+        if spec.kind == "shannon":
+            blocks = RESOURCE_BLOCKS[spec.bandwidth]
+            powers = dict(vehicle_power_dbm=spec.vehicle_tx_power,
+                          rsu_power_dbm=spec.rsu_tx_power,
+                          rsu_noise_figure_db=spec.rsu_noise_figure,
+                          vehicle_noise_figure_db=spec.vehicle_noise_figure)
+        else:  # a fixed radio: rates without a link budget
+            blocks = RESOURCE_BLOCKS[10e6]
+            powers = dict(vehicle_power_dbm=23.0, rsu_power_dbm=23.0,
+                          rsu_noise_figure_db=5.0, vehicle_noise_figure_db=9.0)
+        return LteCell(self.network.fabric, rsu, blocks=blocks, p0_dbm=medium.p0,
+                       alpha=medium.alpha, min_grant_rbs=medium.min_grant_rbs,
+                       goodput=self._goodput, **powers)
 
     def broadcast_flow(self, rsu: str, nbytes: float):
         """A broadcast of ``nbytes`` from ``rsu`` on its medium: (the flow, its bits on air)."""
@@ -184,7 +212,8 @@ class MobileAccess:
         if not self.radio.varies:
             return True
         self._refresh(link)
-        down = self._cells[rsu].rate_of(link.channel(rsu, client))
+        cell = self._cells[rsu]
+        down = (cell.alone_bps if self.lte else cell.rate_of)(link.channel(rsu, client))
         return down >= self.broadcast_rate_bps
 
     def wait_for_coverage(self, client: str):
@@ -245,6 +274,13 @@ class MobileAccess:
             moved = 0.0 if before is None else math.dist(here, before)
             self._last_position[link.name] = here
             shadow_db = shadowing.step(moved) if moved > 0 else shadowing.value_db
+        if self.lte:
+            coupling = self.radio.coupling_db(distance, shadow_db)
+            self._cells[server].set_coupling(link.channel(client, server), coupling,
+                                             link.channel(server, client), coupling)
+            if self.propagation:
+                link.delay_s = distance / SPEED_OF_LIGHT_MPS
+            return
         up, down = self._rates(distance, shadow_db)
         if self.dot11p:
             self._cells[server].set_rates(link.channel(client, server), up, down)

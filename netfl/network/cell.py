@@ -33,6 +33,13 @@ from netfl.network.flow import Channel
 UDP_IP_HEADER_BYTES = 28
 
 
+def udp_packets_bits(payload_bytes: float, ip_bytes: float = 1500.0,
+                     bits_per_packet: float = 1500.0 * 8) -> float:
+    """What ``payload_bytes`` sent as UDP/IP packets of ``ip_bytes`` (28 bytes of headers
+    each) count, at ``bits_per_packet`` a packet."""
+    return math.ceil(payload_bytes / (ip_bytes - UDP_IP_HEADER_BYTES)) * bits_per_packet
+
+
 @dataclass(frozen=True)
 class Framing:
     """How a transport's bits map to frames: each data frame carries ``ip_bytes`` of IP packet,
@@ -116,8 +123,8 @@ class Dot11Cell:
     def frames_bits(self, payload_bytes: float) -> float:
         """What a broadcast of ``payload_bytes`` counts on the cell: whole frames of UDP/IP
         packets (28 bytes of headers each)."""
-        frames = math.ceil(payload_bytes / (self.framing.ip_bytes - UDP_IP_HEADER_BYTES))
-        return frames * self.framing.bits_per_frame
+        return udp_packets_bits(payload_bytes, self.framing.ip_bytes,
+                                self.framing.bits_per_frame)
 
     def set_rates(self, up_channel: Channel, up_bps: float, down_bps: float) -> None:
         """A vehicle's PHY rates changed (it moved): ``up_channel`` is its uplink's own."""

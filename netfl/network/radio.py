@@ -167,6 +167,12 @@ class AccessRadio:
         return winner_b1_los_path_loss_db(d, spec.frequency, spec.rsu_height,
                                           spec.vehicle_height)
 
+    def coupling_db(self, distance_m: float, shadowing_db: float = 0.0) -> float:
+        """Path loss and shadowing less both antennas' gains (the same both ways)."""
+        spec = self.spec
+        return (self.path_loss_db(distance_m) + shadowing_db - spec.vehicle_antenna_gain
+                - spec.rsu_antenna_gain)
+
     def _budget_rate(self, direction, distance_m: float) -> float:
         """One direction of a satellite link budget (``satlink``) at slant ``distance_m``."""
         spec = self.spec

@@ -243,7 +243,38 @@ class DedicatedMedium(Section):
     kind: Literal["dedicated"]
 
 
-Medium = Annotated[Dot11pMedium | DedicatedMedium, Field(discriminator="kind")]
+LTE_BANDWIDTHS_HZ = (1.4e6, 3e6, 5e6, 10e6, 15e6, 20e6)  # as netfl.network.lte
+
+
+class LteMedium(Section):
+    """One LTE carrier per RSU (an eNB; ``c-v2x``: the same, for LTE-V2X with the base station
+    scheduling the vehicles, mode 3), FDD: each direction's resource blocks are divided among
+    its backlogged vehicles every 1 ms, equal whole numbers of blocks, at least
+    ``min_grant_rbs``. ``scheduler``: round robin and proportional fair give the same equal
+    shares here (no fast fading: a vehicle's channel is steady between rate updates). The
+    rate of a block from the vehicle's SINR on the whole carrier (CQI and MCS, TS 36.213), the
+    uplink under open-loop power control: ``p0`` dBm received per block (null: full power) and
+    path-loss compensation ``alpha``. With a ``fixed`` radio, ``rate`` is what a vehicle gets
+    alone on the whole carrier. ``downlink``: ``unicast``, or ``broadcast`` (a multicast to the
+    cell at ``broadcast_rate``, scheduled like one more vehicle; a vehicle whose own downlink
+    rate is below it misses it)."""
+
+    kind: Literal["lte", "c-v2x"]
+    scheduler: Literal["proportional-fair", "round-robin"] = "proportional-fair"
+    p0: Power | None = Field(-80.0, description="dBm per resource block (ns-3's default)")
+    alpha: Annotated[float, Field(ge=0, le=1)] = 1.0
+    min_grant_rbs: Annotated[int, Field(ge=1, le=100)] = 3
+    downlink: Literal["unicast", "broadcast"] = "unicast"
+    broadcast_rate: Rate = Field(10e6, description="the multicast's rate on the whole carrier")
+
+    @model_validator(mode="after")
+    def _in_range(self) -> LteMedium:
+        if self.p0 is not None and not -126.0 <= self.p0 <= 24.0:
+            raise ValueError(f"p0 {self.p0:g} dBm is outside TS 36.213's -126..24 dBm")
+        return self
+
+
+Medium = Annotated[Dot11pMedium | LteMedium | DedicatedMedium, Field(discriminator="kind")]
 
 
 class RateUpdate(Section):
@@ -309,4 +340,8 @@ class IovWorld(Section):
                 raise ValueError(f"802.11p uses 10 MHz channels; radio.bandwidth is "
                                  f"{self.radio.bandwidth / 1e6:g} MHz (or set medium: "
                                  f"{{kind: dedicated}})")
+        if (self.medium.kind in ("lte", "c-v2x") and self.radio.kind == "shannon"
+                and self.radio.bandwidth not in LTE_BANDWIDTHS_HZ):
+            raise ValueError(f"an LTE carrier is 1.4, 3, 5, 10, 15 or 20 MHz wide; "
+                             f"radio.bandwidth is {self.radio.bandwidth / 1e6:g} MHz")
         return self

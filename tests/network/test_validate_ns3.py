@@ -124,3 +124,26 @@ def test_a_dedicated_channel_per_vehicle_fails_the_radio_goal(harness):
     ns3 = harness.load_reference()["cases"][case.name]
     row = harness.compare(case, ns3, harness.run_netfl(plain))
     assert row["error"] < -0.9
+
+
+def test_the_lte_cell_meets_the_radio_goal_against_the_committed_reference(harness, capsys):
+    rows = harness.main(["--reference", "--cases", "lte-"])
+    assert len(rows) >= 15 and all(r["medium"] == "lte" for r in rows)
+    assert statistics.median(abs(r["error"]) for r in rows) <= harness.RADIO_GOAL_MEDIAN
+    assert harness.outside_goal(rows) == []
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out[-1].startswith("netfl_vs_ns3 radio cells: median ")
+
+
+def test_lte_vehicles_each_alone_on_the_carrier_fail_the_radio_goal(harness):
+    # every UE at its rate alone on all 50 blocks (no scheduler): the check above can fail
+    from netfl.network.lte import block_rate_bps
+
+    case = next(c for c in harness.cases() if c.name == "lte-15x800KB")
+    alone = block_rate_bps(40.0, True) * 50
+    links = tuple(harness.replace(link, rate_bps=alone) if link.rate_bps == 0 else link
+                  for link in case.links)
+    plain = harness.replace(case, medium="p2p", links=links)
+    row = harness.compare(case, harness.load_reference()["cases"][case.name],
+                          harness.run_netfl(plain))
+    assert row["error"] < -0.8
