@@ -29,6 +29,7 @@ from netfl.sim.trace import LinkState
 from netfl.world.base import CLIENT
 
 COVERAGE = "coverage"  # the hold-down reason of a client out of an edge server's coverage
+SIGNAL = "signal"  # ... of a client whose SNR is below the shared medium's lowest rate
 GROUND = "no-ground-station"  # the hold-down reason of a feeder link no gateway sees
 EARTH = "earth-blocked"  # the hold-down reason of an ISL whose chord does not clear the Earth
 
@@ -113,6 +114,8 @@ class MobileAccess:
     def _on_association(self, client: str, rsu: str, attached: bool) -> None:
         network = self.network
         link = self._link(client, rsu, attached)
+        if attached:  # the signal is checked again on the next transfer
+            network.set_link_state(link, True, SIGNAL)
         if not self.keep_in_range:
             network.set_link_state(link, attached, COVERAGE)
         elif attached:  # within reach by definition (at equal times the range may come later)
@@ -122,7 +125,10 @@ class MobileAccess:
                 event.succeed(rsu)
 
     def _on_range(self, client: str, rsu: str, in_range: bool) -> None:
-        self.network.set_link_state(self._link(client, rsu, in_range), in_range, COVERAGE)
+        link = self._link(client, rsu, in_range)
+        if in_range:  # back in reach: the signal is checked again on the next transfer
+            self.network.set_link_state(link, True, SIGNAL)
+        self.network.set_link_state(link, in_range, COVERAGE)
 
     def _link(self, client: str, rsu: str, up: bool) -> Link:
         """The client's access link to ``rsu``, made on first contact."""
@@ -136,7 +142,8 @@ class MobileAccess:
     def _new_link(self, client: str, rsu: str) -> Link:
         spec = self.network.spec.access
         distance = self.world.distance_m(client, rsu, self.env.now)
-        up, down = self._rates(distance, 0.0)
+        offset = self._offset(client, rsu)
+        up, down = self._rates(distance, 0.0, offset)
         loss, loss_rng = LossModel(), None
         if spec.loss.kind == "retransmit":
             loss = LossModel(spec.loss.probability, spec.loss.max_retransmissions)
@@ -148,7 +155,7 @@ class MobileAccess:
             link = Link(client, rsu, "access", delay,
                         *cell.link(client, rsu, up, down, self._goodput), loss, loss_rng)
         elif self.lte:
-            coupling = self.radio.coupling_db(distance) if self.radio.varies else 0.0
+            coupling = self.radio.coupling_db(distance, 0.0, offset) if self.radio.varies else 0.0
             fixed = None if self.radio.varies else (up, down)
             link = Link(client, rsu, "access", delay,
                         *self._cell(rsu).link(client, rsu, coupling, coupling, fixed),
@@ -232,10 +239,22 @@ class MobileAccess:
             return None
         return self.world.edge_of(client)
 
-    def _rates(self, distance_m: float, shadowing_db: float) -> tuple[float, float]:
+    def _offset(self, client: str, rsu: str) -> tuple[float, float] | None:
+        """The vehicle's ground offset from its RSU, where the path loss needs it (streets)."""
+        spec = self.radio.spec
+        if getattr(spec, "path_loss", None) != "winner-b1-manhattan":
+            return None
+        here = self.world.position(client, self.env.now)
+        if here is None:
+            return None
+        there = self.world.rsu_xy[rsu]
+        return here[0] - there[0], here[1] - there[1]
+
+    def _rates(self, distance_m: float, shadowing_db: float,
+               offset_xy: tuple[float, float] | None = None) -> tuple[float, float]:
         """(uplink, downlink) capacity: the radio's rates times the goodput of rate-reduction
         loss (on an 802.11p medium: the PHY rates; the cell charges the loss per frame)."""
-        up, down = self.radio.rates_bps(distance_m, shadowing_db)
+        up, down = self.radio.rates_bps(distance_m, shadowing_db, offset_xy)
         if self.dot11p:
             return up, down
         return up * self._goodput, down * self._goodput
@@ -243,8 +262,9 @@ class MobileAccess:
     # ------------------------------------------------------------------------- rates
 
     def before_transmit(self, link: Link) -> None:
-        """Bring the link's rates up to date and keep them so while it carries traffic."""
-        if link.link_class != "access":
+        """Bring the link's rates up to date and keep them so while it carries traffic; a
+        link held down only for its signal is re-checked (the vehicle may have come back)."""
+        if link.link_class != "access" or not (link.up or link.held_for(SIGNAL)):
             return
         if not self.radio.varies:
             if self.propagation:  # a fixed rate, but the range still changes
@@ -274,16 +294,20 @@ class MobileAccess:
             moved = 0.0 if before is None else math.dist(here, before)
             self._last_position[link.name] = here
             shadow_db = shadowing.step(moved) if moved > 0 else shadowing.value_db
+        offset = self._offset(client, server)
         if self.lte:
-            coupling = self.radio.coupling_db(distance, shadow_db)
-            self._cells[server].set_coupling(link.channel(client, server), coupling,
-                                             link.channel(server, client), coupling)
+            coupling = self.radio.coupling_db(distance, shadow_db, offset)
+            cell = self._cells[server]
+            up_channel, down_channel = link.channel(client, server), link.channel(server, client)
+            cell.set_coupling(up_channel, coupling, down_channel, coupling)
+            self._signal(link, cell.alone_bps(up_channel) > 0 and cell.alone_bps(down_channel) > 0)
             if self.propagation:
                 link.delay_s = distance / SPEED_OF_LIGHT_MPS
             return
-        up, down = self._rates(distance, shadow_db)
+        up, down = self._rates(distance, shadow_db, offset)
         if self.dot11p:
             self._cells[server].set_rates(link.channel(client, server), up, down)
+            self._signal(link, up > 0 and down > 0)
         else:
             for channel, rate in ((link.channel(client, server), up),
                                   (link.channel(server, client), down)):
@@ -294,6 +318,14 @@ class MobileAccess:
                     channel.set_capacity(rate)
         if self.propagation:
             link.delay_s = distance / SPEED_OF_LIGHT_MPS
+
+    def _signal(self, link: Link, heard: bool) -> None:
+        """On a shared medium a link is out of coverage while either direction's SNR is below
+        the lowest rate's threshold (802.11p: 3 Mbit/s; LTE: CQI 1), whatever the radius says:
+        flows then crossing it fail as having left coverage. It is re-checked whenever a
+        transfer tries it and when the world brings the vehicle into reach."""
+        if heard == link.held_for(SIGNAL):
+            self.network.set_link_state(link, heard, SIGNAL)
 
     def _track(self, link: Link):
         client, rsu = self._ends(link)

@@ -80,6 +80,14 @@ class Link:
                 channel.fail(self)
         return was_up
 
+    def held_for(self, reason: str) -> bool:
+        """Whether ``reason`` is one of those holding the link down."""
+        return reason in self._held_down
+
+    def down_only_for(self, reason: str) -> bool:
+        """Whether ``reason`` alone holds the link down."""
+        return self._held_down == {reason}
+
     def release(self, reason: str) -> bool:
         """Drop ``reason``; returns True if the link is now up again."""
         if reason not in self._held_down:

@@ -13,6 +13,7 @@ Path loss (d the 3-D distance in m, f in Hz, fc in GHz):
     WINNER+ B1 LOS:  PL = 22.7 log10(d) + 27.0 + 20 log10(fc)        d <= d'BP  (TR 36.885's
                      PL = 40 log10(d) + 7.56 - 17.3 log10(h'1 h'2) + 2.7 log10(fc)   V2V and
                      d'BP = 4 h'1 h'2 f / c, h' = h - 1 m, d >= 3 m          UE-type RSU model)
+    WINNER+ B1 NLOS: around a corner of a Manhattan grid (winner_b1_nlos_path_loss_db)
     TR 36.942 macro: PL = 40 (1 - 4e-3 dh) log10(d_km) - 18 log10(dh) + 21 log10(f_MHz) + 80,
                      dh = 15 m above the rooftops: 128.1 + 37.6 log10(d_km) at 2 GHz;
                      never below free space
@@ -56,6 +57,22 @@ def winner_b1_los_path_loss_db(distance_m: float, frequency_hz: float, height_a_
         loss = (40.0 * math.log10(d) + 7.56 - 17.3 * math.log10(h_a) - 17.3 * math.log10(h_b)
                 + 2.7 * math.log10(fc_ghz))
     return loss
+
+
+def winner_b1_nlos_path_loss_db(d1_m: float, d2_m: float, frequency_hz: float,
+                                height_a_m: float, height_b_m: float) -> float:
+    """WINNER+ B1 non-line-of-sight path loss on a Manhattan grid (TR 36.885's model for V2V
+    and a UE-type RSU around a corner): the two antennas on crossing streets, ``d1_m`` and
+    ``d2_m`` from the crossing along each street,
+
+        PL(dk, dl) = PL_LOS(dk) + 20 - 12.5 n + 10 n log10(dl) + 3 log10(fc / 5 GHz),
+        n = max(2.8 - 0.0024 dk, 1.84),   PL = min(PL(d1, d2), PL(d2, d1))."""
+    def around(dk: float, dl: float) -> float:
+        n = max(2.8 - 0.0024 * dk, 1.84)
+        return (winner_b1_los_path_loss_db(dk, frequency_hz, height_a_m, height_b_m) + 20.0
+                - 12.5 * n + 10.0 * n * math.log10(max(dl, 3.0))
+                + 3.0 * math.log10(frequency_hz / 5e9))
+    return min(around(d1_m, d2_m), around(d2_m, d1_m))
 
 
 def tr36942_macro_path_loss_db(distance_m: float, frequency_hz: float,
@@ -156,9 +173,18 @@ class AccessRadio:
         decorrelation = self.spec.decorrelation_m() if shannon else 1.0
         return CorrelatedShadowing(sigma, decorrelation, rng)
 
-    def path_loss_db(self, distance_m: float) -> float:
-        """The loss over a ground distance of ``distance_m`` (3-D with the antenna heights)."""
+    def path_loss_db(self, distance_m: float,
+                     offset_xy: tuple[float, float] | None = None) -> float:
+        """The loss over a ground distance of ``distance_m`` (3-D with the antenna heights).
+        ``winner-b1-manhattan`` needs the vehicle's ``offset_xy`` from the RSU on the ground:
+        line of sight while the vehicle is within half a street width of one of the RSU's
+        street axes (x or y), else around the corner (B1 NLOS, d1 and d2 the offsets)."""
         spec = self.spec
+        if spec.path_loss == "winner-b1-manhattan" and offset_xy is not None:
+            dx, dy = abs(offset_xy[0]), abs(offset_xy[1])
+            if min(dx, dy) >= spec.street_width / 2.0:
+                return winner_b1_nlos_path_loss_db(dx, dy, spec.frequency, spec.rsu_height,
+                                                   spec.vehicle_height)
         d = math.hypot(distance_m, spec.rsu_height - spec.vehicle_height)
         if spec.path_loss == "free-space":
             return free_space_path_loss_db(d, spec.frequency)
@@ -167,11 +193,12 @@ class AccessRadio:
         return winner_b1_los_path_loss_db(d, spec.frequency, spec.rsu_height,
                                           spec.vehicle_height)
 
-    def coupling_db(self, distance_m: float, shadowing_db: float = 0.0) -> float:
+    def coupling_db(self, distance_m: float, shadowing_db: float = 0.0,
+                    offset_xy: tuple[float, float] | None = None) -> float:
         """Path loss and shadowing less both antennas' gains (the same both ways)."""
         spec = self.spec
-        return (self.path_loss_db(distance_m) + shadowing_db - spec.vehicle_antenna_gain
-                - spec.rsu_antenna_gain)
+        return (self.path_loss_db(distance_m, offset_xy) + shadowing_db
+                - spec.vehicle_antenna_gain - spec.rsu_antenna_gain)
 
     def _budget_rate(self, direction, distance_m: float) -> float:
         """One direction of a satellite link budget (``satlink``) at slant ``distance_m``."""
@@ -191,15 +218,17 @@ class AccessRadio:
                                            spec.implementation_margin)
         return rate if spec.max_rate is None else min(rate, spec.max_rate)
 
-    def rates_bps(self, distance_m: float, shadowing_db: float = 0.0) -> tuple[float, float]:
-        """(uplink, downlink) rate at ``distance_m`` with ``shadowing_db`` of extra loss."""
+    def rates_bps(self, distance_m: float, shadowing_db: float = 0.0,
+                  offset_xy: tuple[float, float] | None = None) -> tuple[float, float]:
+        """(uplink, downlink) rate at ``distance_m`` with ``shadowing_db`` of extra loss
+        (``offset_xy``: see ``path_loss_db``)."""
         spec = self.spec
         if not self.varies:
             return spec.rate, spec.rate
         if spec.kind == "link-budget":
             return (self._budget_rate(spec.uplink, distance_m),
                     self._budget_rate(spec.downlink, distance_m))
-        loss = self.path_loss_db(distance_m) + shadowing_db
+        loss = self.path_loss_db(distance_m, offset_xy) + shadowing_db
         if self.dot11p:  # max_rate caps the rate chosen
             cap = math.inf if spec.max_rate is None else spec.max_rate
             return (dcf.rate_at_snr_bps(self._up_db - loss, spec.rsu_noise_figure, cap),

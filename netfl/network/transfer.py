@@ -18,7 +18,7 @@ import networkx as nx
 import simpy
 
 from netfl.errors import TransferFailed
-from netfl.network.access import MobileAccess
+from netfl.network.access import SIGNAL, MobileAccess
 from netfl.network.fabric import Fabric
 from netfl.network.link import Channel, Link, LossModel
 from netfl.network.transport import HopFailed, down_reason, make_transport
@@ -177,11 +177,14 @@ class Network:
     def access_point(self, client: str, towards: str | None = None) -> str | None:
         """The edge server ``client`` reaches the network through now: ``towards`` itself
         where the client is attached to it (a satellite in view), else its primary edge
-        server; None when that has no access link up."""
+        server; None when that has no access link up. A link down only for its signal
+        counts (sending re-checks the signal, and fails as out of coverage if still lost)."""
         for edge in (towards, self.world.edge_of(client)):
             if edge is not None and self.world.tier(edge) == EDGE and (
-                    self.world.is_attached(client, edge)) and self.link(client, edge).up:
-                return edge
+                    self.world.is_attached(client, edge)):
+                link = self.link(client, edge)
+                if link.up or link.down_only_for(SIGNAL):
+                    return edge
         return None
 
     def route(self, src: str, dst: str) -> list[str] | None:

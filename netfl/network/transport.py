@@ -22,7 +22,7 @@ import math
 
 import simpy
 
-from netfl.network.access import COVERAGE
+from netfl.network.access import COVERAGE, SIGNAL
 from netfl.network.fabric import LinkDown
 from netfl.network.link import Link
 from netfl.world.base import CLIENT
@@ -40,7 +40,7 @@ class HopFailed(Exception):
 
 
 def down_reason(link: Link) -> str:
-    return "left-coverage" if link.down_reason == COVERAGE else "link-down"
+    return "left-coverage" if link.down_reason in (COVERAGE, SIGNAL) else "link-down"
 
 
 def _path_links(network, path: list[str]) -> tuple[list[Link], list, list]:
@@ -74,12 +74,12 @@ class Pipelined:
 
     def deliver(self, network, path: list[str], nbits: float, held: bool = False):
         links, channels, own = _path_links(network, path)
+        if network.mobile is not None:  # first: a link's signal may have come back
+            for link in links:
+                network.mobile.before_transmit(link)
         for link in links:
             if not link.up:
                 raise HopFailed(link, down_reason(link), 0.0)
-        if network.mobile is not None:
-            for link in links:
-                network.mobile.before_transmit(link)
         env, hops = network.env, len(links)
         one_way = sum(link.delay_s for link in links)
         per_packet = [self.segment_bits / c.capacity_bps for c in own if c.capacity_bps > 0]
@@ -276,11 +276,11 @@ class StoreAndForward:
         """Cross one hop; returns (bits sent, retransmissions) or raises HopFailed."""
         env, channels, sent, lost = network.env, link.channels(u, v), 0.0, 0
         while True:
+            if network.mobile is not None:
+                network.mobile.before_transmit(link)
             if not link.up:
                 raise HopFailed(link, down_reason(link), sent)
             epoch = link.down_epoch
-            if network.mobile is not None:
-                network.mobile.before_transmit(link)
             flow = network.fabric.transmit(channels, [link], nbits)
             try:
                 yield flow.event

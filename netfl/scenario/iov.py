@@ -150,8 +150,12 @@ class ShannonRadio(Section):
     B (3GPP TR 36.942 A.2's link adaptation: 0.6 and 4.4 bit/s/Hz) and ``max_rate``."""
 
     kind: Literal["shannon"]
-    path_loss: Literal["winner-b1-los", "tr36942-macro", "free-space", "tr36885-v2i"] = (
-        "winner-b1-los")
+    path_loss: Literal["winner-b1-los", "winner-b1-manhattan", "tr36942-macro", "free-space",
+                       "tr36885-v2i"] = Field(
+        "winner-b1-los", description="winner-b1-manhattan: line of sight along the RSU's "
+        "streets, WINNER+ B1 NLOS around corners of an axis-aligned street grid")
+    street_width: PositiveDistance = Field(20.0, description="winner-b1-manhattan: within "
+                                           "half of it of an RSU's street axis is in sight")
     rsu_height: PositiveDistance = Field(5.0, description="a UE-type RSU (TR 36.885)")
     vehicle_height: PositiveDistance = 1.5
     frequency: Frequency = 5.9e9
@@ -175,12 +179,13 @@ class ShannonRadio(Section):
     def shadowing_sigma_db(self) -> float:
         if self.shadowing_std is not None:
             return self.shadowing_std
-        return {"winner-b1-los": 3.0, "tr36942-macro": 8.0}.get(self.path_loss, 0.0)
+        return {"winner-b1-los": 3.0, "winner-b1-manhattan": 3.0,
+                "tr36942-macro": 8.0}.get(self.path_loss, 0.0)
 
     def decorrelation_m(self) -> float:
         if self.decorrelation is not None:
             return self.decorrelation
-        return 10.0 if self.path_loss == "winner-b1-los" else 50.0
+        return 10.0 if self.path_loss.startswith("winner-b1") else 50.0
 
     @model_validator(mode="after")
     def _renamed(self) -> ShannonRadio:

@@ -15,6 +15,7 @@ from netfl.network.radio import (
     shannon_rate_bps,
     tr36942_macro_path_loss_db,
     winner_b1_los_path_loss_db,
+    winner_b1_nlos_path_loss_db,
 )
 from netfl.scenario.iov import ShannonRadio
 
@@ -118,3 +119,23 @@ def test_a_practical_radio_reaches_a_fraction_of_shannon_and_no_more_than_its_be
     radio = AccessRadio(ShannonRadio(kind="shannon", shadowing_std=0))
     up, down = radio.rates_bps(30.0)
     assert up == pytest.approx(44e6) and down == pytest.approx(44e6)
+
+
+def test_winner_b1_nlos_around_a_corner_at_a_known_point():
+    # d1 = 100 m, d2 = 50 m at 5.9 GHz: PL_LOS(100) + 20 - 12.5 n + 10 n log10(50)
+    # + 3 log10(5.9 / 5), n = max(2.8 - 0.24, 1.84) = 2.56; the other way round is larger
+    los_100 = winner_b1_los_path_loss_db(100.0, 5.9e9, 5.0, 1.5)
+    expected = los_100 + 20 - 12.5 * 2.56 + 25.6 * math.log10(50) + 3 * math.log10(1.18)
+    assert winner_b1_nlos_path_loss_db(100.0, 50.0, 5.9e9, 5.0, 1.5) == pytest.approx(expected)
+    assert winner_b1_nlos_path_loss_db(50.0, 100.0, 5.9e9, 5.0, 1.5) == pytest.approx(expected)
+
+
+def test_manhattan_path_loss_is_los_along_the_rsus_streets_and_nlos_round_corners():
+    radio = AccessRadio(ShannonRadio(kind="shannon", path_loss="winner-b1-manhattan"))
+    los = AccessRadio(ShannonRadio(kind="shannon"))
+    along = radio.path_loss_db(200.0, (200.0, 5.0))  # on the RSU's street (x axis)
+    assert along == pytest.approx(los.path_loss_db(200.0))
+    corner = radio.path_loss_db(math.hypot(150, 150), (150.0, -150.0))
+    assert corner == pytest.approx(winner_b1_nlos_path_loss_db(150, 150, 5.9e9, 5.0, 1.5))
+    assert corner > los.path_loss_db(math.hypot(150, 150)) + 25  # a building in the way
+    assert radio.path_loss_db(200.0) == along  # without an offset: line of sight
