@@ -26,7 +26,9 @@ from netfl.learn import build_data, build_trainer
 from netfl.network.transfer import Network
 from netfl.results.recorder import Recorder
 from netfl.scenario import Scenario, dump_scenario, load_scenario
+from netfl.scenario.sections import FakeModel
 from netfl.sim.clock import RandomStreams
+from netfl.sim.host_time import EVALUATION_METHODS, TRAINING_METHODS, HostTimes
 from netfl.sim.trace import TraceBus
 from netfl.world import OrbitWorld, RoadWorld, build_world
 from netfl.world.iov import VISIT_COLUMNS, space_time_segments, visit_rows
@@ -66,6 +68,8 @@ class Simulation:
     """
 
     def __init__(self, scenario: Scenario, with_model: bool = True):
+        began = time.perf_counter()
+        self.host_times = HostTimes()
         self.scenario = scenario
         self.env = simpy.Environment()
         self.streams = RandomStreams(scenario.seed)
@@ -79,16 +83,21 @@ class Simulation:
         groups = [[index[c] for c in self.world.clients_of(es)] for es in self.world.edge_servers]
         if self.world.mobile:  # vehicles carry their data everywhere: one population
             groups = [list(range(len(self.world.clients)))]
-        self.dataset, self.partition = build_data(scenario.data, groups, self.streams)
+        self.dataset, self.partition = build_data(
+            scenario.data, groups, self.streams,
+            features=with_model and not isinstance(scenario.model, FakeModel))
         self.stop_reason: str | None = None
         self.host_time_s = 0.0
         if not with_model:
             return
         self.trainer = build_trainer(scenario.model, self.dataset, self.partition, self.streams)
+        self.host_times.time_methods(self.trainer, TRAINING_METHODS, "training_s")
+        self.host_times.time_methods(self.trainer, EVALUATION_METHODS, "evaluation_s")
         self._check_memory()
         context = Context(self.env, self.world, self.network, self.fleet, self.trainer,
                           self.streams, self.trace, scenario.stop)
         self.algorithm = algorithm_class(scenario.algorithm.kind)(context, scenario.algorithm)
+        self.host_times.parts["setup_s"] = time.perf_counter() - began
 
     def _check_memory(self) -> None:
         """A client must hold the model, its gradients and an update buffer."""
@@ -125,6 +134,7 @@ class Simulation:
             self.stop_reason = self.algorithm.stopped_by or "rounds"
         self.algorithm.record_final()
         self.host_time_s = time.perf_counter() - started
+        self.host_times.close_run(self.host_time_s)
 
     def partition_table(self) -> pd.DataFrame:
         """One row per client: its edge server, sample count and count of each label."""
@@ -236,6 +246,7 @@ class Simulation:
             "clients": len(self.world.clients),
             "edge_servers": len(self.world.edge_servers),
             "host_time_s": self.host_time_s,
+            "host_time_s_by_part": self.host_times.as_dict(),
             "netfl_version": _version(),
             "world_notes": list(self.world.notes),
         }
@@ -277,6 +288,12 @@ def run_scenario(
     summary, metrics, events = simulation.summary(), simulation.metrics(), simulation.events()
     path = None
     if write:
+        writing_began = time.perf_counter()
+
+        def on_summary(summary: dict) -> None:  # the files before summary.json are written
+            summary["host_time_s_by_part"]["writing_s"] = round(
+                time.perf_counter() - writing_began, 6)
+
         parent = Path(out_dir or scenario.output.dir) / scenario.name
         plot = None
         if scenario.output.plots and len(metrics):
@@ -292,5 +309,6 @@ def run_scenario(
         partition = simulation.partition_table()
         path = write_run(parent, run_id or new_run_id(scenario.seed), summary, metrics,
                          dump_scenario(scenario), events, plot,
-                         {"partition": partition} | simulation.world_tables())
+                         {"partition": partition} | simulation.world_tables(),
+                         on_summary=on_summary)
     return RunResult(scenario, summary, metrics, events, path)

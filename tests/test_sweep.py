@@ -40,7 +40,7 @@ def write_scenario(directory: Path, sweep: dict | None = None, **changes) -> Pat
 
 def comparable(summary: dict) -> dict:
     """A summary less what may differ between identical runs (host time)."""
-    return {k: v for k, v in summary.items() if k != "host_time_s"}
+    return {k: v for k, v in summary.items() if not k.startswith("host_time_s")}
 
 
 def run_dirs(out: Path) -> list[Path]:

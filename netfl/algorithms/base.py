@@ -106,7 +106,8 @@ class Algorithm:
         ``raw_nbytes`` is the size before compression (for accounting); ``tag`` overrides the
         accounting tag (default: the tiers of the two ends)."""
         try:
-            yield self.ctx.network.send(src, dst, nbytes, tag=tag, raw_nbytes=raw_nbytes)
+            yield from self.ctx.network.transfer(src, dst, nbytes, tag=tag,
+                                                 raw_nbytes=raw_nbytes)
         except TransferFailed:
             return False
         return True

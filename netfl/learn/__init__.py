@@ -13,15 +13,17 @@ from netfl.scenario.sections import DataSpec, FakeModel
 from netfl.sim.clock import RandomStreams
 
 
-def build_data(data: DataSpec, groups: list[list[int]],
-               streams: RandomStreams) -> tuple[Dataset, Partition]:
+def build_data(data: DataSpec, groups: list[list[int]], streams: RandomStreams,
+               features: bool = True) -> tuple[Dataset, Partition]:
     """Load the data set and partition it over the clients (the ``data`` stream draws both).
 
     groups: the client indices under each edge server (two-level partitions follow them).
+    features: False where the model never reads them (the fake model): generated data keeps
+    only its labels.
     Raises ScenarioError where the partition cannot be made (e.g. more clients than samples).
     """
     n_clients = sum(len(g) for g in groups)
-    dataset, natural = load_dataset(data, n_clients, streams.get("data"))
+    dataset, natural = load_dataset(data, n_clients, streams.get("data"), features)
     try:
         partition = make_partition(data.partition, dataset.train_y, dataset.num_classes, groups,
                                    streams.get("data"), natural)

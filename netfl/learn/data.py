@@ -30,9 +30,10 @@ class Dataset:
         return tuple(self.train_x.shape[1:])
 
 
-def load_dataset(spec: DataSpec, n_clients: int,
-                 rng: np.random.Generator) -> tuple[Dataset, list[np.ndarray] | None]:
+def load_dataset(spec: DataSpec, n_clients: int, rng: np.random.Generator,
+                 features: bool = True) -> tuple[Dataset, list[np.ndarray] | None]:
     """Load the data set a scenario names; ``rng`` (the data stream) draws any split.
+    ``features`` False: a generated data set keeps only its labels (for the fake model).
 
     Returns the data set and, for data sets generated per device (synthetic), each client's
     training indices (its natural partition); None otherwise. Raises DatasetNotFound where the
@@ -52,7 +53,7 @@ def load_dataset(spec: DataSpec, n_clients: int,
         return synthetic.generate_synthetic(
             options.alpha, options.beta, n_clients, rng, dimension=options.dimension,
             num_classes=options.classes, test_fraction=spec.test_fraction,
-            max_samples=options.max_samples)
+            max_samples=options.max_samples, keep_features=features)
     raise ValueError(f"unknown dataset {name!r}")
 
 

@@ -9,7 +9,8 @@ from netfl.learn.data import Dataset
 
 def generate_synthetic(alpha: float, beta: float, n_clients: int, rng: np.random.Generator,
                        dimension: int = 60, num_classes: int = 10, test_fraction: float = 0.2,
-                       max_samples: int | None = None) -> tuple[Dataset, list[np.ndarray]]:
+                       max_samples: int | None = None,
+                       keep_features: bool = True) -> tuple[Dataset, list[np.ndarray]]:
     """Synthetic(alpha, beta) of FedProx (Li et al. 2020, Section 5.1 and their script).
 
     For each device k = 1..n_clients (d = ``dimension``, C = ``num_classes``)::
@@ -35,6 +36,10 @@ def generate_synthetic(alpha: float, beta: float, n_clients: int, rng: np.random
     t_k = round(test_fraction * n_k) (at most n_k - 1) its test data; the samples are i.i.d.
     within a device, so this is a random split. Draws are taken from ``rng`` in a fixed order,
     so a generator in the same state gives identical output.
+
+    With ``keep_features`` False (a model that never reads them: the fake model) the samples
+    are drawn as usual, for their labels, and dropped: the features are a zero-stride view of
+    the right shape (the same labels and draws, no memory).
 
     Returns:
         (dataset, partition): the pooled Dataset (features float32 (N, d), labels int64, devices
@@ -71,15 +76,21 @@ def generate_synthetic(alpha: float, beta: float, n_clients: int, rng: np.random
         y = np.argmax(x @ w.T + b, axis=1).astype(np.int64)
         n_test = min(int(round(n * test_fraction)), n - 1)
         n_train = n - n_test
-        train_x.append(x[:n_train])
+        if keep_features:
+            train_x.append(x[:n_train])
+            test_x.append(x[n_train:])
         train_y.append(y[:n_train])
-        test_x.append(x[n_train:])
         test_y.append(y[n_train:])
         partition.append(np.arange(start, start + n_train, dtype=np.int64))
         start += n_train
 
-    dataset = Dataset(f"synthetic({alpha:g},{beta:g})",
-                      np.concatenate(train_x).astype(np.float32), np.concatenate(train_y),
-                      np.concatenate(test_x).astype(np.float32), np.concatenate(test_y),
-                      num_classes)
+    train_labels, test_labels = np.concatenate(train_y), np.concatenate(test_y)
+    if keep_features:
+        features = (np.concatenate(train_x).astype(np.float32),
+                    np.concatenate(test_x).astype(np.float32))
+    else:
+        features = tuple(np.broadcast_to(np.float32(0.0), (len(labels), dimension))
+                         for labels in (train_labels, test_labels))
+    dataset = Dataset(f"synthetic({alpha:g},{beta:g})", features[0], train_labels,
+                      features[1], test_labels, num_classes)
     return dataset, partition

@@ -53,12 +53,13 @@ def _jsonable(value):
 
 def write_run(parent: Path, run_id: str, summary: dict, metrics: pd.DataFrame,
               scenario_yaml: str, events: pd.DataFrame | None = None, plot=None,
-              tables: dict[str, pd.DataFrame] | None = None) -> Path:
+              tables: dict[str, pd.DataFrame] | None = None, on_summary=None) -> Path:
     """Write every file into a temporary directory, then rename it to ``parent/run_id``.
 
     Where that name is taken (even by a run finishing at the same moment), the next free
     ``run_id-N`` is used; the final path is returned. ``plot(tmp_dir)``, when given, draws the
-    plots into the temporary directory; ``tables`` are written as ``<name>.csv``.
+    plots into the temporary directory; ``tables`` are written as ``<name>.csv``;
+    ``on_summary(summary)``, when given, is called just before ``summary.json`` is written.
     """
     parent = Path(parent)
     parent.mkdir(parents=True, exist_ok=True)
@@ -77,6 +78,8 @@ def write_run(parent: Path, run_id: str, summary: dict, metrics: pd.DataFrame,
         if plot is not None:
             plot(tmp)
         # summary.json last: its presence marks a complete directory.
+        if on_summary is not None:
+            on_summary(summary)
         (tmp / SUMMARY).write_text(json.dumps(_jsonable(summary), indent=2) + "\n",
                                    encoding="utf-8")
         while True:

@@ -57,3 +57,25 @@ def test_int8_rounds_to_a_per_bucket_grid_and_counts_its_bytes():
     assert (q - v).abs().max() <= scale.max() / 2 + 1e-6
     assert Int8(512).payload_bytes(1000) == (32 * 2 + 8 * 1000) / 8
     assert Int8(512).applies_to == "model"
+
+
+def test_a_fake_model_run_never_loads_torch():
+    # torch costs a fake (latency-only) run 1 s and 0.45 GB; QSGD's generator is made lazily
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import sys
+        from netfl.scenario import load_scenario
+        from netfl.simulation import Simulation
+        spec = {"name": "t", "seed": 1, "world": {"kind": "edge", "clients": 4, "edge_servers": 2},
+                "data": {"dataset": "synthetic"}, "model": {"kind": "fake"},
+                "algorithm": {"kind": "hier-fedavg", "rounds": 2, "edge_rounds": 1,
+                              "compression": {"kind": "qsgd", "levels": 4}},
+                "output": {"plots": False}}
+        Simulation(load_scenario(spec)).run()
+        print("torch" in sys.modules)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "False"

@@ -1,0 +1,54 @@
+"""Where host time goes: netfl/sim/host_time.py and summary.json's host_time_s_by_part."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from netfl.sim.host_time import HostTimes
+from netfl.simulation import run_scenario
+
+
+class _Trainer:
+    def local_train(self):
+        time.sleep(0.02)
+        return self.gradients()  # nested: counted once
+
+    def gradients(self):
+        time.sleep(0.01)
+
+    def evaluate(self):
+        time.sleep(0.01)
+
+
+def test_only_the_outermost_timed_call_counts():
+    times, trainer = HostTimes(), _Trainer()
+    times.time_methods(trainer, ("local_train", "gradients"), "training_s")
+    times.time_methods(trainer, ("evaluate", "absent"), "evaluation_s")
+    trainer.local_train()
+    trainer.evaluate()
+    assert times.parts["training_s"] == pytest.approx(0.03, abs=0.015)
+    assert times.parts["evaluation_s"] == pytest.approx(0.01, abs=0.01)
+    times.close_run(0.1)
+    assert times.parts["event_loop_s"] == pytest.approx(
+        0.1 - times.parts["training_s"] - times.parts["evaluation_s"])
+
+
+def test_the_summary_splits_the_host_time_into_parts(tmp_path):
+    spec = {"name": "t", "seed": 1, "world": {"kind": "edge", "clients": 6, "edge_servers": 2},
+            "data": {"dataset": "synthetic"}, "model": {"kind": "fake"},
+            "algorithm": {"kind": "hier-fedavg", "rounds": 3, "edge_rounds": 1},
+            "output": {"plots": False}}
+    result = run_scenario(spec, out_dir=tmp_path)
+    parts = result.summary["host_time_s_by_part"]
+    assert set(parts) == {"setup_s", "training_s", "evaluation_s", "event_loop_s",
+                          "writing_s"}
+    assert all(v >= 0 for v in parts.values()) and parts["setup_s"] > 0
+    assert parts["writing_s"] > 0  # filled in just before summary.json was written
+    run = parts["training_s"] + parts["evaluation_s"] + parts["event_loop_s"]
+    assert run == pytest.approx(result.summary["host_time_s"], abs=1e-5)
+    import json
+
+    written = json.loads((result.path / "summary.json").read_text())
+    assert written["host_time_s_by_part"] == parts
