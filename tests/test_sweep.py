@@ -348,10 +348,13 @@ def _running(pid: int) -> bool:
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
 def test_a_terminated_sweep_stops_its_workers_and_writes_its_index(tmp_path, sig):
-    path = write_scenario(tmp_path, algorithm={**TINY["algorithm"], "rounds": 300})
+    # three short runs, then three that cannot end before the signal: with six short runs the
+    # sweep could finish (exit 0) while a loaded machine kept this test from sending it
+    path = write_scenario(tmp_path, sweep={"grid": {"algorithm.rounds": [300, 1_000_000]},
+                                           "seeds": 3})
     out = tmp_path / "out"
     command = [sys.executable, "-m", "netfl", "sweep", str(path), "--out", str(out),
-               "--seeds", "6", "--workers", "2", "--quiet"]
+               "--workers", "2", "--quiet"]
     proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     deadline = time.monotonic() + 120
@@ -361,7 +364,7 @@ def test_a_terminated_sweep_stops_its_workers_and_writes_its_index(tmp_path, sig
             assert proc.poll() is None, "the sweep ended before it could be stopped"
             assert time.monotonic() < deadline
             time.sleep(0.02)
-        proc.send_signal(sig)  # the sweep's own process only, as a service manager would
+        time.sleep(3); proc.send_signal(sig)  # the sweep's own process only, as a service manager would
         assert proc.wait(timeout=60) == 130
     finally:
         if proc.poll() is None:
