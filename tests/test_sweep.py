@@ -364,7 +364,7 @@ def test_a_terminated_sweep_stops_its_workers_and_writes_its_index(tmp_path, sig
             assert proc.poll() is None, "the sweep ended before it could be stopped"
             assert time.monotonic() < deadline
             time.sleep(0.02)
-        time.sleep(3); proc.send_signal(sig)  # the sweep's own process only, as a service manager would
+        proc.send_signal(sig)  # the sweep's own process only, as a service manager would
         assert proc.wait(timeout=60) == 130
     finally:
         if proc.poll() is None:
