@@ -4,7 +4,8 @@ Parameters travel as one flat float32 vector (what goes on the wire, and what ag
 averages). Two paths train many clients, with the same update maths (``sgd_step_``):
 
 * ``vmap``: all clients of equal batch size in one call, torch.func.vmap(grad(loss)) over their
-  stacked parameter vectors and batches;
+  stacked parameter vectors and batches; for a dense ReLU MLP under plain SGD, the hand-written
+  batched passes of netfl.learn.dense instead, in chunks of clients on worker threads;
 * ``loop``: one client after another through a model object whose parameters are views of a
   single flat buffer (no per-client model copies), on as many worker threads as there are cores
   (up to 8), each with its own model replica and torch single-threaded.
@@ -39,6 +40,7 @@ from torch.nn import functional as F
 
 from netfl.learn.clients import BYTES_PER_PARAM, ClientData
 from netfl.learn.data import Dataset
+from netfl.learn.dense import chunk_size, dense_layers, dense_sgd_
 from netfl.learn.flat import FlatModel, flatten
 from netfl.learn.models import count_params, flops_per_sample
 from netfl.learn.partition import Partition
@@ -147,6 +149,7 @@ class TorchTrainer(ClientData):
         self._test_y = torch.as_tensor(dataset.test_y, device=self.device)
         self._names = [name for name, *_ in self._main.layout]
         self._batched_grad = vmap(grad(self._loss_at), randomness="different")
+        self._dense = dense_layers(self.model) is not None
 
     # ------------------------------------------------------------------ parameters
 
@@ -240,10 +243,7 @@ class TorchTrainer(ClientData):
             else:
                 while len(self._replicas) < len(chunks):
                     self._replicas.append(self._main.replica())
-                if self._pool is None:
-                    self._pool = ThreadPoolExecutor(self.max_workers,
-                                                    thread_name_prefix="netfl-train")
-                futures = [self._pool.submit(train, replica, chunk)
+                futures = [self._workers().submit(train, replica, chunk)
                            for replica, chunk in zip(self._replicas, chunks, strict=False)]
                 parts = [f.result() for f in futures]
         return [pair for part in parts for pair in part]
@@ -275,6 +275,9 @@ class TorchTrainer(ClientData):
         stay a dict of stacked tensors (views of one (B, P) block) because differentiating
         with respect to slices of a flat vector costs a zero-filled (B, P) tensor per
         parameter tensor (5x slower for the Fed-CHS MLP)."""
+        plain = not any(options.values()) and all(e == (None, None) for e in extras)
+        if self._dense and plain and np.all(rates == rates[0]):
+            return [(t, None) for t in self._train_dense(params, draws, float(rates[0]))]
         theta = params.unsqueeze(0).repeat(len(draws), 1)
         views, anchor = self._main.views(theta), self._main.views(params)
         lr = (float(rates[0]) if np.all(rates == rates[0])
@@ -296,6 +299,44 @@ class TorchTrainer(ClientData):
         thetas = list(theta.unbind(0))
         return list(zip(thetas, [None] * len(thetas) if buffer is None else list(buffer.unbind(0)),
                         strict=True))
+
+    def _train_dense(self, params, draws, lr: float) -> list[torch.Tensor]:
+        """Plain SGD of a dense ReLU network (netfl.learn.dense) from ``params`` on pre-drawn
+        batches ``draws`` (B, steps, b): cache-sized chunks of clients, each chunk's tensors
+        contiguous (strided views of a (B, P) block ran 15% slower), the chunks shared among
+        worker threads (at most a 1/workers share each) with torch single-threaded as in
+        ``_train_loop``: a client's result is the same bits whatever its chunk, the worker
+        count and ``threads``, and every core works."""
+        out = torch.empty(len(draws), self.num_params, dtype=params.dtype, device=self.device)
+        start_views = self._main.views(params)
+        workers = 1 if self.device.type != "cpu" else self.max_workers
+        chunk = min(chunk_size(self.num_params), -(-len(draws) // workers))
+
+        def train(start: int) -> None:
+            block = out[start:start + chunk]
+            # repeat copies (expand(1, ...).contiguous() would alias params and train it)
+            tensors = [v.repeat(len(block), *(1,) * v.dim()) for v in start_views]
+            x, y = self._gather(np.swapaxes(draws[start:start + chunk], 0, 1))
+            dense_sgd_(tensors, x.reshape(*y.shape, -1), y, lr)
+            for view, trained in zip(self._main.views(block), tensors, strict=True):
+                view.copy_(trained)
+
+        starts = range(0, len(draws), chunk)
+        if self.device.type != "cpu":
+            for start in starts:
+                train(start)
+        else:  # a client's numbers do not depend on its chunk's size: single-threaded GEMMs
+            with _single_threaded_torch():
+                if len(starts) == 1:
+                    train(0)
+                else:
+                    list(self._workers().map(train, starts))
+        return list(out.unbind(0))
+
+    def _workers(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.max_workers, thread_name_prefix="netfl-train")
+        return self._pool
 
     # -------------------------------------------------------------------- gradients
 
@@ -353,19 +394,47 @@ class TorchTrainer(ClientData):
     def evaluate(self, params: torch.Tensor,
                  subset: np.ndarray | None = None) -> tuple[float, float]:
         """(accuracy, mean cross-entropy) of ``params`` on the test set, or on the test samples
-        at indices ``subset`` (see netfl.learn.screening)."""
-        self._main.flat.copy_(params)
-        self.model.eval()
+        at indices ``subset`` (see netfl.learn.screening).
+
+        Batches of EVAL_BATCH, split among the worker threads on a CPU, each with its own model
+        replica and torch single-threaded; the per-batch sums are added in batch order, so the
+        result is the same bits whatever the worker count."""
         test_x, test_y = self._test_x, self._test_y
         if subset is not None:
             index = torch.as_tensor(subset, device=self.device)
             test_x, test_y = test_x[index], test_y[index]
-        correct, loss_sum, total = 0, 0.0, len(test_y)
-        for start in range(0, total, EVAL_BATCH):
-            x = test_x[start:start + EVAL_BATCH]
-            y = test_y[start:start + EVAL_BATCH]
-            logits = self.model(x)
-            loss_sum += float(F.cross_entropy(logits, y, reduction="sum"))
-            correct += int((logits.argmax(dim=1) == y).sum())
-        self.model.train()
-        return correct / total, loss_sum / total
+        starts = list(range(0, len(test_y), EVAL_BATCH))
+        workers = min(self.max_workers, len(starts)) if self.device.type == "cpu" else 1
+        groups = [list(g) for g in np.array_split(starts, workers)]
+        while len(self._replicas) < workers:
+            self._replicas.append(self._main.replica())
+
+        def run(replica: FlatModel, group: list[int]) -> list[tuple[int, float]]:
+            replica.flat.copy_(params)
+            replica.model.eval()
+            try:
+                return [_batch_score(replica.model, test_x[start:start + EVAL_BATCH],
+                                     test_y[start:start + EVAL_BATCH]) for start in group]
+            finally:
+                replica.model.train()
+
+        if workers == 1:
+            scores = run(self._main, starts)
+        else:
+            with _single_threaded_torch():
+                parts = [self._workers().submit(run, replica, group)
+                         for replica, group in zip(self._replicas, groups, strict=False)]
+                scores = [score for part in parts for score in part.result()]
+        correct, loss_sum = 0, 0.0
+        for right, loss in scores:
+            correct += right
+            loss_sum += loss
+        return correct / len(test_y), loss_sum / len(test_y)
+
+
+@torch.no_grad()  # grad mode is per thread: the decorator of evaluate() does not reach workers
+def _batch_score(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> tuple[int, float]:
+    """(correct predictions, summed cross-entropy) of ``model`` on one batch."""
+    logits = model(x)
+    return int((logits.argmax(dim=1) == y).sum()), float(F.cross_entropy(logits, y,
+                                                                          reduction="sum"))
