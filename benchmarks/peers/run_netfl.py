@@ -62,7 +62,7 @@ def main() -> None:
                               out_dir=out, on_start=attach)
     trainer = built[0].trainer
     print(json.dumps({"tool": "netfl", "version": __version__,
-                      "config": f"{trainer.path} path (dense MLP: {trainer._dense}), "
+                      "config": f"{trainer.path} path (dense MLP: {getattr(trainer, '_dense', False)}), "
                                 f"{trainer.max_workers} worker threads, TCP network on",
                       "round_end_s": ends, "accuracy": accuracy, "loss": loss,
                       "host_time_s_by_part": result.summary.get("host_time_s_by_part")}))
