@@ -37,7 +37,6 @@ import time
 
 T0 = time.perf_counter()
 
-import argparse  # noqa: E402
 import importlib  # noqa: E402
 import json  # noqa: E402
 import logging  # noqa: E402
@@ -141,12 +140,7 @@ def make_server_app(args, test_x, test_y) -> ServerApp:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data", type=Path, required=True)
-    parser.add_argument("--workload", choices=sorted(workload.WORKLOADS), default="W1")
-    parser.add_argument("--rounds", type=int, default=20)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--threads", type=int, default=2)
+    parser = workload.arguments(__doc__)
     parser.add_argument("--option", choices=sorted(OPTIONS), default=DEFAULT_OPTION)
     args = parser.parse_args()
 

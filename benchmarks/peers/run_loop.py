@@ -17,7 +17,6 @@ import time
 
 T0 = time.perf_counter()
 
-import argparse  # noqa: E402
 import json  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -31,12 +30,7 @@ import workload  # noqa: E402
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--data", type=Path, required=True)
-    parser.add_argument("--workload", choices=sorted(workload.WORKLOADS), required=True)
-    parser.add_argument("--rounds", type=int, required=True)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--threads", type=int, default=2)
+    parser = workload.arguments(__doc__)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     arrays = workload.load(args.data)

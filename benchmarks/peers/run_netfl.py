@@ -17,7 +17,6 @@ import time
 
 T0 = time.perf_counter()
 
-import argparse  # noqa: E402
 import json  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
@@ -34,12 +33,7 @@ from netfl.simulation import run_scenario  # noqa: E402
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--data", type=Path, help="unused: netfl builds the same data itself")
-    parser.add_argument("--workload", choices=sorted(workload.WORKLOADS), required=True)
-    parser.add_argument("--rounds", type=int, required=True)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--threads", type=int, default=2)
+    parser = workload.arguments(__doc__)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     ends, accuracy, loss = [], [], []
@@ -61,8 +55,9 @@ def main() -> None:
         result = run_scenario(workload.netfl_scenario(args.workload, args.rounds, args.seed),
                               out_dir=out, on_start=attach)
     trainer = built[0].trainer
+    dense = getattr(trainer, "_dense", False)  # builds before the dense path have none
     print(json.dumps({"tool": "netfl", "version": __version__,
-                      "config": f"{trainer.path} path (dense MLP: {getattr(trainer, '_dense', False)}), "
+                      "config": f"{trainer.path} path (dense MLP: {dense}), "
                                 f"{trainer.max_workers} worker threads, TCP network on",
                       "round_end_s": ends, "accuracy": accuracy, "loss": loss,
                       "host_time_s_by_part": result.summary.get("host_time_s_by_part")}))

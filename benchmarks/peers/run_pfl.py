@@ -40,7 +40,6 @@ import time
 
 T0 = time.perf_counter()
 
-import argparse  # noqa: E402
 import dataclasses  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
@@ -151,12 +150,7 @@ class EveryRoundEvaluation(CentralEvaluationCallback):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data", type=Path, required=True)
-    parser.add_argument("--workload", choices=sorted(workload.WORKLOADS), default="W1")
-    parser.add_argument("--rounds", type=int, default=20)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--threads", type=int, default=2)
+    parser = workload.arguments(__doc__)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     np.random.seed(args.seed)  # pfl's algorithm and dataset seed their RNGs from numpy's

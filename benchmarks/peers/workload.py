@@ -84,6 +84,20 @@ def load(path: Path) -> FederatedArrays:
             [indices[offsets[i]:offsets[i + 1]] for i in range(len(offsets) - 1)])
 
 
+def arguments(doc: str | None):
+    """The command-line parser every runner shares (``--data``, ``--workload``, ``--rounds``,
+    ``--seed``, ``--threads``); a runner adds its own options before parsing."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=(doc or "").split("\n")[0])
+    parser.add_argument("--data", type=Path, help="the .npz written by export()")
+    parser.add_argument("--workload", choices=sorted(WORKLOADS), default="W1")
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=2, help="torch threads in all")
+    return parser
+
+
 def torch_mlp():
     """The 784-200-200-10 ReLU MLP as a torch module (PyTorch's default initialization)."""
     from torch import nn
