@@ -18,6 +18,7 @@ import yaml
 from netfl.errors import NetflError, ScenarioError
 from netfl.simulation import run_scenario
 from netfl.sweep import DaskExecutor, LocalExecutor, load_sweep, read_index, run_sweep
+from netfl.sweep.executors import _stop_stragglers
 from netfl.sweep.parse import split_values
 from netfl.sweep.runner import _lock
 from netfl.sweep.task import DIE_ONCE_ENV
@@ -238,6 +239,21 @@ def test_a_dead_worker_has_its_run_retried_and_nothing_is_double_counted(tmp_pat
     assert sum("worker process died during attempt 1; retrying" in log for log in logs) >= 1
     index = read_index(tmp_path / "out")
     assert len(index) == 6 and index["run_id"].is_unique
+
+
+def test_a_broken_pools_late_worker_is_stopped():
+    """CPython can start a worker while a pool breaks (submit races terminate_broken) and then
+    wait for it forever on shutdown; the executor stops such stragglers itself."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+    pool.submit(time.sleep, 0).result(timeout=60)  # one idle worker, as the late one was
+    (worker,) = pool._processes.values()
+    _stop_stragglers(pool)
+    worker.join(timeout=10)
+    assert not worker.is_alive()
+    pool.shutdown(wait=True)
 
 
 def test_a_run_whose_worker_dies_past_its_retries_is_lost_and_rerun_later(tmp_path,

@@ -184,11 +184,23 @@ class LocalExecutor:
             _terminate(pool)
             raise
         finally:
+            if broken:
+                _stop_stragglers(pool)
             pool.shutdown(wait=True, cancel_futures=True)
         if broken:  # the pool stops the other workers with SIGTERM once one has died
             dead.update(pid for pid, process in processes.items()
                         if process.exitcode not in (None, 0, -signal.SIGTERM))
         return broken
+
+
+def _stop_stragglers(pool: ProcessPoolExecutor) -> None:
+    """Terminate the live workers of a broken pool. CPython (3.11-3.13) marks a pool broken
+    without the lock ``submit`` holds, so a submit racing the breakage can start a worker after
+    the pool terminated the others; the pool then waits for it forever on shutdown (seen here:
+    the dead-worker test hung in ``join_executor_internals`` with one idle worker alive)."""
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        if process.is_alive():
+            process.terminate()
 
 
 def _terminate(pool: ProcessPoolExecutor) -> None:
