@@ -107,6 +107,17 @@ def _single_threaded_torch():
         torch.set_num_threads(threads)
 
 
+_POOLS: dict[int, ThreadPoolExecutor] = {}
+
+
+def _worker_pool(workers: int) -> ThreadPoolExecutor:
+    """One pool of ``workers`` training threads per process, shared by every trainer: a sweep
+    worker runs many scenarios, and a pool per trainer would leave idle threads behind each."""
+    if workers not in _POOLS:
+        _POOLS[workers] = ThreadPoolExecutor(workers, thread_name_prefix="netfl-train")
+    return _POOLS[workers]
+
+
 def resolve_device(requested: str) -> torch.device:
     """``cuda`` where asked and present; otherwise the CPU (with a warning if cuda was asked)."""
     if requested == "cuda" and not torch.cuda.is_available():
@@ -142,7 +153,6 @@ class TorchTrainer(ClientData):
         self._replicas = [FlatModel(self.model)]
         self._main = self._replicas[0]
         self._initial = self._main.flat.clone()
-        self._pool: ThreadPoolExecutor | None = None
         self._train_x = torch.as_tensor(dataset.train_x, device=self.device)
         self._train_y = torch.as_tensor(dataset.train_y, device=self.device)
         self._test_x = torch.as_tensor(dataset.test_x, device=self.device)
@@ -334,9 +344,7 @@ class TorchTrainer(ClientData):
         return list(out.unbind(0))
 
     def _workers(self) -> ThreadPoolExecutor:
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(self.max_workers, thread_name_prefix="netfl-train")
-        return self._pool
+        return _worker_pool(self.max_workers)
 
     # -------------------------------------------------------------------- gradients
 

@@ -103,3 +103,15 @@ def test_evaluation_is_the_same_bits_for_any_worker_count(digits, model_fn, monk
         results.add(trainer.evaluate(params))
         results.add(trainer.evaluate(params, np.arange(0, len(trainer.test_labels), 3)) + (0,))
     assert len(results) == 2  # one full, one subset result
+
+
+def test_trainers_share_one_pool_of_threads(digits):  # noqa: F811
+    import threading
+
+    make(digits, deep_mlp).evaluate(make(digits, deep_mlp).init_params())
+    before = threading.active_count()
+    for _ in range(5):  # as a sweep worker runs scenario after scenario
+        trainer = make(digits, deep_mlp)
+        trainer.evaluate(trainer.init_params())
+        trainer.local_train(trainer.init_params(), list(range(6)), 1, 0.1, 16)
+    assert threading.active_count() == before
