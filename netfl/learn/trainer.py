@@ -26,8 +26,6 @@ Contract shared with :class:`netfl.learn.fake.FakeTrainer`:
 
 from __future__ import annotations
 
-import contextlib
-import os
 import warnings
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -43,6 +41,7 @@ from netfl.learn.data import Dataset
 from netfl.learn.dense import chunk_size, dense_layers, dense_sgd_
 from netfl.learn.flat import FlatModel, flatten
 from netfl.learn.models import count_params, flops_per_sample
+from netfl.learn.parallel import available_cores, batch_scores, single_threaded_torch, worker_pool
 from netfl.learn.partition import Partition
 from netfl.sim.clock import RandomStreams
 
@@ -87,35 +86,6 @@ def choose_path(model: nn.Module, device: torch.device) -> str:
     """The measured rule: the loop for convolutional models on CPU, vmap otherwise."""
     has_conv = any(isinstance(m, nn.Conv1d | nn.Conv2d | nn.Conv3d) for m in model.modules())
     return "loop" if device.type == "cpu" and has_conv else "vmap"
-
-
-def available_cores() -> int:
-    """CPU cores this process may use (its affinity mask where the OS has one)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
-
-@contextlib.contextmanager
-def _single_threaded_torch():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
-
-
-_POOLS: dict[int, ThreadPoolExecutor] = {}
-
-
-def _worker_pool(workers: int) -> ThreadPoolExecutor:
-    """One pool of ``workers`` training threads per process, shared by every trainer: a sweep
-    worker runs many scenarios, and a pool per trainer would leave idle threads behind each."""
-    if workers not in _POOLS:
-        _POOLS[workers] = ThreadPoolExecutor(workers, thread_name_prefix="netfl-train")
-    return _POOLS[workers]
 
 
 def resolve_device(requested: str) -> torch.device:
@@ -247,7 +217,7 @@ class TorchTrainer(ClientData):
                                     options)
                     for i in positions]
 
-        with _single_threaded_torch():
+        with single_threaded_torch():
             if len(chunks) == 1:
                 parts = [train(self._main, chunks[0])]
             else:
@@ -336,7 +306,7 @@ class TorchTrainer(ClientData):
             for start in starts:
                 train(start)
         else:  # a client's numbers do not depend on its chunk's size: single-threaded GEMMs
-            with _single_threaded_torch():
+            with single_threaded_torch():
                 if len(starts) == 1:
                     train(0)
                 else:
@@ -344,7 +314,7 @@ class TorchTrainer(ClientData):
         return list(out.unbind(0))
 
     def _workers(self) -> ThreadPoolExecutor:
-        return _worker_pool(self.max_workers)
+        return worker_pool(self.max_workers)
 
     # -------------------------------------------------------------------- gradients
 
@@ -411,38 +381,14 @@ class TorchTrainer(ClientData):
         if subset is not None:
             index = torch.as_tensor(subset, device=self.device)
             test_x, test_y = test_x[index], test_y[index]
-        starts = list(range(0, len(test_y), EVAL_BATCH))
-        workers = min(self.max_workers, len(starts)) if self.device.type == "cpu" else 1
-        groups = [list(g) for g in np.array_split(starts, workers)]
+        workers = min(self.max_workers, -(-len(test_y) // EVAL_BATCH))
+        if self.device.type != "cpu":
+            workers = 1
         while len(self._replicas) < workers:
             self._replicas.append(self._main.replica())
-
-        def run(replica: FlatModel, group: list[int]) -> list[tuple[int, float]]:
-            replica.flat.copy_(params)
-            replica.model.eval()
-            try:
-                return [_batch_score(replica.model, test_x[start:start + EVAL_BATCH],
-                                     test_y[start:start + EVAL_BATCH]) for start in group]
-            finally:
-                replica.model.train()
-
-        if workers == 1:
-            scores = run(self._main, starts)
-        else:
-            with _single_threaded_torch():
-                parts = [self._workers().submit(run, replica, group)
-                         for replica, group in zip(self._replicas, groups, strict=False)]
-                scores = [score for part in parts for score in part.result()]
+        scores = batch_scores(self._replicas[:workers], params, test_x, test_y, EVAL_BATCH)
         correct, loss_sum = 0, 0.0
         for right, loss in scores:
             correct += right
             loss_sum += loss
         return correct / len(test_y), loss_sum / len(test_y)
-
-
-@torch.no_grad()  # grad mode is per thread: the decorator of evaluate() does not reach workers
-def _batch_score(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> tuple[int, float]:
-    """(correct predictions, summed cross-entropy) of ``model`` on one batch."""
-    logits = model(x)
-    return int((logits.argmax(dim=1) == y).sum()), float(F.cross_entropy(logits, y,
-                                                                          reduction="sum"))
