@@ -135,7 +135,8 @@ def measure(name, spec, dataset, partition, weights, repeats, ratios) -> None:
             reference, dataset, trainer.draw_batch, s), repeats)
         ceiling = best_time(lambda s=steps: fused_steps(
             copy.deepcopy(reference), dataset, s), repeats)
-        report(name, f"local x{steps}", trainer.path, samples, ours, loop, ceiling, ratios)
+        path = "dense" if trainer._dense else trainer.path  # local SGD here is plain SGD
+        report(name, f"local x{steps}", path, samples, ours, loop, ceiling, ratios)
     samples = CLIENTS * BATCH
     ours = best_time(lambda: trainer.weighted_gradient(params, range(CLIENTS), BATCH, weights),
                      repeats)
