@@ -375,7 +375,7 @@ class Fabric:
             return
         self._wake_at = math.inf
         now, heap = self.env.now, self._heap
-        horizon = now + 1e-12 * max(1.0, now)
+        horizon = _horizon(now)
         while heap:
             finish, _, version, cls = heap[0]
             if version != cls.version:
@@ -392,14 +392,18 @@ class Fabric:
         self._arm()
 
     def _finish_due(self, cls: FlowClass, now: float) -> None:
-        """End every member of ``cls`` whose last bit is sent by now."""
+        """End every member of ``cls`` whose last bit is sent by now, or due within the wake-up
+        horizon: ``_wake`` pops a class due there, and a member it kept would be pushed back
+        and popped again at a frozen clock, forever (a clock of hours makes the horizon tens
+        of nanoseconds, more than this bit tolerance at Mb/s)."""
         cls.advance(now)
         tolerance = 1e-9 * max(1.0, abs(cls.virtual))
+        horizon = _horizon(now)
         done = []
         while True:
             first = cls.first()
             if first is None or first.tag - cls.virtual > tolerance and not (
-                    cls.rate > 0 and now + (first.tag - cls.virtual) / cls.rate <= now):
+                    cls.rate > 0 and now + (first.tag - cls.virtual) / cls.rate <= horizon):
                 break
             heapq.heappop(cls.heap)
             done.append(first)
@@ -409,3 +413,9 @@ class Fabric:
             flow.event.succeed()
         if cls.members and cls.key in self._classes:
             self._reschedule(cls)
+
+
+def _horizon(now: float) -> float:
+    """The latest time that counts as now for ending flows (a relative 1e-12: float clocks of
+    hours cannot resolve much finer)."""
+    return now + 1e-12 * max(1.0, now)

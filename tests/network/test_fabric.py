@@ -136,3 +136,35 @@ def test_a_hundred_flows_on_one_channel_are_one_class_ending_as_processor_sharin
         expected.append(t)
     assert [ends[k] for k in range(100)] == pytest.approx(expected, rel=1e-9)
     assert fabric.classes_solved <= 2 * fabric.recomputations  # one class, not 100 flows
+
+
+def test_a_flow_due_within_the_wake_horizon_ends_there_at_any_clock_time():
+    """At a clock of hours, the wake-up deems a flow due within 1e-12 of the clock (18.8 ns at
+    18,779 s); the end check must agree, or the wake-up pops it, keeps it, re-pushes it and
+    loops forever with the clock frozen (paper-fed-chs.yaml froze so at 18,779.2 s: 0.113
+    bits left at 10 Mb/s, 11 ns, against a tolerance of 0.0066 bits)."""
+    import signal
+
+    def too_long(*_):
+        raise TimeoutError("the fabric looped at a frozen clock")
+
+    env = simpy.Environment(initial_time=18779.0)
+    fabric = Fabric(env)
+    first, second = Channel(fabric, "first", 10e6), Channel(fabric, "second", 10e6)
+    done = {}
+
+    def run(name, channel, nbits):
+        yield fabric.transmit([channel], [], nbits).event
+        done[name] = env.now
+
+    env.process(run("a", first, 1e6))
+    env.process(run("b", second, 1e6 + 0.113))  # due 11.3 ns after a
+    previous = signal.signal(signal.SIGALRM, too_long)
+    signal.alarm(10)
+    try:
+        env.run()
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert done["a"] == pytest.approx(18779.1, abs=1e-9)
+    assert done["b"] == pytest.approx(18779.1, abs=1e-7)
