@@ -4,7 +4,6 @@ each worker, so that every core works and a result never depends on how many the
 from __future__ import annotations
 
 import contextlib
-import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -15,14 +14,6 @@ from torch.nn import functional as F
 from netfl.learn.flat import FlatModel
 
 _POOLS: dict[int, ThreadPoolExecutor] = {}
-
-
-def available_cores() -> int:
-    """CPU cores this process may use (its affinity mask where the OS has one)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 @contextlib.contextmanager
@@ -45,11 +36,13 @@ def worker_pool(workers: int) -> ThreadPoolExecutor:
 
 
 def batch_scores(replicas: list[FlatModel], params: torch.Tensor, x: torch.Tensor,
-                 y: torch.Tensor, batch: int) -> list[tuple[int, float]]:
+                 y: torch.Tensor, batch: int,
+                 pool: ThreadPoolExecutor | None = None) -> list[tuple[int, float]]:
     """(correct predictions, summed cross-entropy) of the model at ``params`` on each batch of
     ``batch`` samples of (x, y), in batch order. With more than one replica the batches are
-    split among them on the worker pool, torch single-threaded: each batch's numbers are then
-    the same bits whatever the replica count."""
+    split among them on ``pool`` (the caller's training pool; one of as many threads as
+    replicas by default), torch single-threaded: each batch's numbers are then the same bits
+    whatever the replica count."""
     starts = list(range(0, len(y), batch))
 
     def run(replica: FlatModel, group) -> list[tuple[int, float]]:
@@ -64,7 +57,8 @@ def batch_scores(replicas: list[FlatModel], params: torch.Tensor, x: torch.Tenso
         return run(replicas[0], starts)
     groups = np.array_split(starts, len(replicas))
     with single_threaded_torch():
-        parts = [worker_pool(len(replicas)).submit(run, replica, group)
+        pool = pool or worker_pool(len(replicas))
+        parts = [pool.submit(run, replica, group)
                  for replica, group in zip(replicas, groups, strict=True)]
         return [score for part in parts for score in part.result()]
 

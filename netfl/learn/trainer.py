@@ -41,9 +41,10 @@ from netfl.learn.data import Dataset
 from netfl.learn.dense import chunk_size, dense_layers, dense_sgd_
 from netfl.learn.flat import FlatModel, flatten
 from netfl.learn.models import count_params, flops_per_sample
-from netfl.learn.parallel import available_cores, batch_scores, single_threaded_torch, worker_pool
+from netfl.learn.parallel import batch_scores, single_threaded_torch, worker_pool
 from netfl.learn.partition import Partition
 from netfl.sim.clock import RandomStreams
+from netfl.sim.cores import available_cores
 
 EVAL_BATCH = 1000
 
@@ -386,7 +387,8 @@ class TorchTrainer(ClientData):
             workers = 1
         while len(self._replicas) < workers:
             self._replicas.append(self._main.replica())
-        scores = batch_scores(self._replicas[:workers], params, test_x, test_y, EVAL_BATCH)
+        scores = batch_scores(self._replicas[:workers], params, test_x, test_y, EVAL_BATCH,
+                              self._workers())
         correct, loss_sum = 0, 0.0
         for right, loss in scores:
             correct += right

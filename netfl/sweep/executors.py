@@ -32,6 +32,7 @@ from dataclasses import replace
 
 from netfl.errors import NetflError
 from netfl.results.store import is_complete
+from netfl.sim.cores import available_cores
 from netfl.sweep.task import (
     DONE,
     FAILED,
@@ -45,14 +46,6 @@ from netfl.sweep.task import (
 
 OnStart = Callable[[str], None]
 OnDone = Callable[[Outcome], None]
-
-
-def available_cores() -> int:
-    """CPU cores this process may use (its affinity mask where the OS has one)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def _append_log(task: RunTask, text: str) -> None:
