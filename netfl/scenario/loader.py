@@ -55,6 +55,11 @@ def dump_scenario(scenario: Scenario) -> str:
 # ------------------------------------------------------------------------------- reading
 
 
+# More nodes than any scenario has, far fewer than an alias bomb expands to (each alias is a
+# reference when read, but every consumer that walks the tree would walk it expanded).
+MAX_YAML_NODES = 1_000_000
+
+
 def _read_yaml(path: Path) -> tuple[dict, dict[tuple, int]]:
     def fail(message: str, line: int | None = None):
         raise ScenarioError(
@@ -63,31 +68,88 @@ def _read_yaml(path: Path) -> tuple[dict, dict[tuple, int]]:
 
     if not path.is_file():
         fail("file not found" if not path.exists() else "not a file")
-    text = path.read_text(encoding="utf-8")
+    data = path.read_bytes()
     try:
-        raw = yaml.safe_load(text)
-        node = yaml.compose(text)
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        fail(f"not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} (a scenario "
+             f"is a UTF-8 YAML file; re-save it as UTF-8)", line)
+    loader = _StrictLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is not None and _expanded_size(node, {}) > MAX_YAML_NODES:
+            fail(f"its aliases expand to more than {MAX_YAML_NODES:,} values (an alias bomb?)")
+        raw = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        fail(f"not valid YAML: {getattr(exc, 'problem', exc)}", mark.line + 1 if mark else None)
+        fail(f"not valid YAML: {getattr(exc, 'problem', None) or exc}",
+             mark.line + 1 if mark else None)
+    except RecursionError:
+        fail("nested too deeply to be a scenario")
+    finally:
+        loader.dispose()
     if not isinstance(raw, dict):
         fail("a scenario must be a mapping of sections (name, seed, world, ...)")
     lines: dict[tuple, int] = {}
-    _index_lines(node, (), lines)
+    _index_lines(node, (), lines, set())
     return raw, lines
 
 
-def _index_lines(node: yaml.Node, path: tuple, out: dict[tuple, int]) -> None:
-    """Map each key path of a composed YAML tree to its 1-based line."""
+class _StrictLoader(yaml.SafeLoader):
+    """YAML's safe loader, but a key written twice in one mapping is an error (YAML 1.2 says
+    keys are unique; PyYAML would keep the last value silently)."""
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            first_line: dict = {}
+            for key_node, _value in node.value:
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    duplicate = key in first_line
+                except TypeError:
+                    continue  # an unhashable key: the base loader reports it
+                if duplicate:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"key {key!r} appears twice in one mapping (first at line "
+                        f"{first_line[key]})", key_node.start_mark)
+                first_line[key] = key_node.start_mark.line + 1
+        return super().construct_mapping(node, deep=deep)
+
+
+def _expanded_size(node: yaml.Node, memo: dict[int, int]) -> int:
+    """How many nodes ``node`` holds with every alias expanded (shared nodes counted once per
+    use, computed once each)."""
+    known = memo.get(id(node))
+    if known is not None:
+        return known
+    memo[id(node)] = 1  # a recursive alias counts once rather than looping
+    if isinstance(node, yaml.MappingNode):
+        size = 1 + sum(_expanded_size(k, memo) + _expanded_size(v, memo) for k, v in node.value)
+    elif isinstance(node, yaml.SequenceNode):
+        size = 1 + sum(_expanded_size(v, memo) for v in node.value)
+    else:
+        size = 1
+    memo[id(node)] = size
+    return size
+
+
+def _index_lines(node: yaml.Node, path: tuple, out: dict[tuple, int],
+                 seen: set[int]) -> None:
+    """Map each key path of a composed YAML tree to its 1-based line (a node reached again
+    through an alias is indexed once, at its first path)."""
+    if id(node) in seen:
+        return
+    seen.add(id(node))
     if isinstance(node, yaml.MappingNode):
         for key, value in node.value:
             child = (*path, key.value)
             out[child] = key.start_mark.line + 1
-            _index_lines(value, child, out)
+            _index_lines(value, child, out, seen)
     elif isinstance(node, yaml.SequenceNode):
         for i, value in enumerate(node.value):
             out[(*path, i)] = value.start_mark.line + 1
-            _index_lines(value, (*path, i), out)
+            _index_lines(value, (*path, i), out, seen)
 
 
 def _apply_overrides(raw: dict, overrides: Iterable[str], source: str | None) -> set[tuple]:

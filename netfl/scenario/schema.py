@@ -33,7 +33,7 @@ class Scenario(Section):
     """A complete scenario. Build one with :func:`netfl.load_scenario` (file, dict, overrides)."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=100)
-    seed: int = 0
+    seed: int = Field(0, ge=0, le=2**63 - 1)
     world: World
     links: Links = Links()
     devices: Devices = Devices()

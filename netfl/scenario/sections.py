@@ -250,7 +250,8 @@ class DeviceSpec(Section):
     preset: DevicePreset | None = None
     flops: Flops | None = None
     memory: Size | None = None
-    jitter: float = Field(0.0, ge=0, description="sigma of a lognormal factor (median 1)")
+    # past a sigma of 3 a device is 8,000 times slower at 3 sigma: no fleet looks like that
+    jitter: float = Field(0.0, ge=0, le=3, description="sigma of a lognormal factor (median 1)")
     stragglers: Stragglers | None = None
 
     @model_validator(mode="after")

@@ -2,18 +2,69 @@
 
 from __future__ import annotations
 
+import types
+import typing
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    model_validator,
+)
 
 from netfl.sim.clock import parse_quantity
 
 
 class Section(BaseModel):
-    """Base of every scenario section: unknown keys are errors, assignments are validated."""
+    """Base of every scenario section: unknown keys are errors, assignments are validated, and
+    every number is finite (``.inf``, ``.nan`` or ``1e400 Mbps`` would simulate at time infinity
+    or never end: a field that means "no limit" says so with ``null``)."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_booleans_for_numbers(cls, data: object) -> object:
+        """``seed: true`` is a mistake, not 1 (pydantic would take a boolean for a number): a
+        boolean given to a number field becomes a marker no number validates, so the error
+        lands on that field with the value as written."""
+        if not isinstance(data, dict):
+            return data
+        fields, marked = cls.model_fields, None
+        for name, value in data.items():
+            if isinstance(value, bool) and name in fields:
+                leaves = _leaf_types(fields[name].annotation)
+                if bool not in leaves and Any not in leaves and leaves & {int, float}:
+                    marked = marked or dict(data)
+                    marked[name] = _NotANumber(value)
+        return data if marked is None else marked
+
+
+class _NotANumber:
+    """A boolean where a number belongs (shown as the boolean in the error)."""
+
+    def __init__(self, value: bool):
+        self.value = value
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+def _leaf_types(annotation: object) -> set:
+    """The plain types an annotation accepts at its top level (through Annotated, unions and
+    Optional; not inside lists or dicts)."""
+    origin = typing.get_origin(annotation)
+    if origin is Annotated:
+        return _leaf_types(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        return set().union(*(_leaf_types(a) for a in typing.get_args(annotation)))
+    if origin is typing.Literal:
+        return {type(a) for a in typing.get_args(annotation)}
+    return {annotation}
 
 
 def _unit(dimension: str):

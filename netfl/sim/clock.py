@@ -85,15 +85,22 @@ def parse_quantity(value: object, dimension: str) -> float:
         )
     number, unit = float(match.group(1)), match.group(2)
     if unit is None:
-        return number
+        return _finite(number, dimension)
     if unit not in units:
         raise ValueError(f"unknown {dimension} unit {unit!r}; use one of: {', '.join(units)}")
     convert = units[unit]
     if callable(convert):
         if dimension == "power" and unit in ("mW", "W") and number <= 0:
             raise ValueError(f"power in {unit} must be positive to convert to dBm")
-        return float(convert(number))
-    return number * convert
+        return _finite(float(convert(number)), dimension)
+    return _finite(number * convert, dimension)
+
+
+def _finite(number: float, dimension: str) -> float:
+    """``number``, unless the text overflowed a float (``1e400 Mbps``) or was not a number."""
+    if not math.isfinite(number):
+        raise ValueError(f"not a finite {dimension}: a float holds about 1.8e308 at most")
+    return number
 
 
 def _example(dimension: str) -> str:

@@ -266,3 +266,70 @@ def test_a_link_class_takes_its_own_transport(tiny):
     assert links.core.transport.custody_timeout == 600 and links.access.transport is None
     tiny["links"]["core"]["transport"] = {"kind": "carrier-pigeon"}
     assert only(tiny).path.startswith("links.core.transport")
+
+
+# ---------------------------------------------------------------- careless input (issue 18)
+
+
+def test_a_key_written_twice_is_an_error_naming_both_lines(tmp_path):
+    p = only(write(tmp_path, "name: a\nseed: 1\nname: b\n"))
+    assert p.line == 3 and "'name' appears twice" in p.message and "line 1" in p.message
+
+
+def test_a_key_written_twice_in_a_nested_section(tmp_path, tiny):
+    text = yaml.safe_dump(tiny, sort_keys=False).replace(
+        "  clients: 6\n", "  clients: 6\n  clients: 7\n", 1)
+    assert "'clients' appears twice" in only(write(tmp_path, text)).message
+
+
+@pytest.mark.parametrize("data", [b"name: caf\xe9\n", bytes(range(256))])
+def test_a_file_that_is_not_utf8_is_named_with_the_byte(tmp_path, data):
+    path = tmp_path / "s.yaml"
+    path.write_bytes(data)
+    p = only(path)
+    assert "not UTF-8" in p.message and p.source == str(path)
+
+
+def test_an_alias_bomb_is_refused_before_it_expands(tmp_path):
+    text = 'a: &a ["x","x","x","x","x","x","x","x","x"]\n'
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
+        text += f"{name}: &{name} [" + ",".join([f"*{prev}"] * 9) + "]\n"
+    assert "alias bomb" in only(write(tmp_path, text)).message
+
+
+def test_aliases_within_reason_still_load(tmp_path, tiny):
+    text = yaml.safe_dump(tiny, sort_keys=False).replace(
+        "  access:\n", "  access: &access\n", 1).replace("  core:\n", "  core_:\n", 1)
+    text = text.replace("  core_:\n", "  backhaul: *access\n  core:\n")
+    scenario = load_scenario(write(tmp_path, text))
+    assert scenario.links.backhaul.rate == scenario.links.access.rate
+
+
+def test_nesting_too_deep_is_an_error_not_a_recursion_error(tmp_path):
+    assert "nested too deeply" in only(
+        write(tmp_path, "name: " + "[" * 100_000 + "]" * 100_000 + "\n")).message
+
+
+@pytest.mark.parametrize("field, value, words", [
+    ("links.access.delay", float("inf"), "finite"),
+    ("links.access.delay", float("nan"), "finite"),
+    ("links.access.rate", "1e400 Mbps", "not a finite rate"),
+    ("links.retry", {"attempts": 2, "backoff": float("inf")}, "finite"),
+    ("seed", True, "valid integer"),
+    ("seed", -1, "greater than or equal to 0"),
+    ("world.clients", True, "valid integer"),
+    ("devices.clients.jitter", 1e6, "less than or equal to 3"),
+])
+def test_nonsense_numbers_are_named(tiny, field, value, words):
+    node = tiny
+    *parents, last = field.split(".")
+    for key in parents:
+        node = node[key]
+    node[last] = value
+    p = only(tiny)
+    assert p.path.startswith(field) and words in p.message, p.format()
+
+
+def test_a_boolean_still_sets_a_boolean_field(tiny):
+    tiny["output"]["plots"] = True
+    assert load_scenario(tiny).output.plots is True
