@@ -75,9 +75,15 @@ def run(
     except KeyboardInterrupt:
         err.print("[yellow]interrupted: no results were written[/yellow]")
         raise typer.Exit(130) from None
+    diverged = result.summary["stop_reason"] == "diverged"
+    if diverged:
+        err.print(f"[red]diverged[/red]: the model stopped being finite at round "
+                  f"{result.summary['diverged_round']} (NaN or infinite loss): the run stopped "
+                  f"there; a smaller learning rate usually helps (stop.tolerate_divergence: "
+                  f"true goes on instead)")
     if quiet:
         print(result.path)
-        return
+        raise typer.Exit(1 if diverged else 0)
     s = result.summary
     reached = (f"target {s['target_accuracy']:g} reached at "
                f"{format_duration(s['time_to_target_s'])} (round {s['rounds_to_target']}, "
@@ -93,6 +99,8 @@ def run(
     for note in s["world_notes"]:
         out.print(f"[yellow]note[/yellow]: {note}")
     out.print(f"results: {result.path}")
+    if diverged:
+        raise typer.Exit(1)
 
 
 GRID_HELP = ("Sweep a field: --grid algorithm.lr=0.05,0.1 (repeatable; every combination runs; "

@@ -258,6 +258,7 @@ class Simulation:
             "edge_servers": len(self.world.edge_servers),
             "host_time_s": self.host_time_s,
             "host_time_s_by_part": self.host_times.as_dict(),
+            "diverged_round": self.algorithm.diverged_round,
             "netfl_version": _version(),
             "world_notes": list(self.world.notes),
         }
@@ -286,12 +287,17 @@ def run_scenario(
         run_id: the run directory's name (default: timestamp and seed; suffixed if taken).
         on_start: called with the built Simulation before it runs (progress bars subscribe here).
     """
-    from netfl.results.store import new_run_id, write_run
+    from netfl.results.store import check_run_id, check_writable, new_run_id, write_run
 
+    if run_id is not None:
+        check_run_id(run_id)
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario, overrides)
     elif overrides:  # only what was set, so that e.g. a switch of algorithm.kind stays valid
         scenario = load_scenario(scenario.model_dump(mode="json", exclude_unset=True), overrides)
+    parent = Path(out_dir or scenario.output.dir) / scenario.name
+    if write:
+        check_writable(parent)  # now, not after the whole run
     simulation = Simulation(scenario)
     if on_start is not None:
         on_start(simulation)
@@ -305,7 +311,6 @@ def run_scenario(
             summary["host_time_s_by_part"]["writing_s"] = round(
                 time.perf_counter() - writing_began, 6)
 
-        parent = Path(out_dir or scenario.output.dir) / scenario.name
         plot = None
         if scenario.output.plots and len(metrics):
             from netfl.results.plots import plot_partition, plot_run

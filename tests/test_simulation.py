@@ -142,3 +142,38 @@ def test_a_run_raises_the_collector_thresholds_and_restores_them(tiny):
     simulation.run()
     assert seen == [RUN_GC_THRESHOLDS]
     assert gc.get_threshold() == before
+
+
+def diverging(tiny, **stop):
+    tiny["model"] = {"kind": "mlp", "hidden": [16]}
+    tiny["algorithm"].update(lr=1e30, rounds=6, eval_every=100)
+    tiny["stop"] = stop
+    return tiny
+
+
+def test_a_model_that_stops_being_finite_stops_the_run_as_diverged(tiny):
+    """A diverged model wrote a blank loss and chance accuracy with exit 0 (issue 18); it is
+    caught on the first non-finite model, whatever eval_every says."""
+    result = netfl.run(diverging(tiny), write=False)
+    assert result.summary["stop_reason"] == "diverged"
+    assert result.summary["diverged_round"] == result.summary["rounds"] == 1
+    assert result.metrics["loss"].isna().iloc[-1]
+
+
+def test_a_scenario_may_tolerate_divergence(tiny):
+    result = netfl.run(diverging(tiny, tolerate_divergence=True), write=False)
+    assert result.summary["stop_reason"] == "rounds" and result.summary["rounds"] == 6
+    assert result.summary["diverged_round"] == 1
+
+
+def test_the_cli_exits_1_on_divergence_and_keeps_the_results(tiny, tmp_path):
+    from typer.testing import CliRunner
+
+    from netfl.cli import app
+
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(diverging(tiny)))
+    result = CliRunner().invoke(app, ["run", str(path), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 1 and "diverged" in result.output
+    [summary] = (tmp_path / "out").rglob("summary.json")
+    assert json.loads(summary.read_text())["stop_reason"] == "diverged"

@@ -468,3 +468,19 @@ def test_resume_removes_temporary_folders_of_dead_processes(tmp_path):
         (folder / "metrics.csv").write_text("half written")
     run_sweep(sweep, out, LocalExecutor(workers=1))
     assert not dead.exists() and alive.exists()
+
+
+def test_a_truncated_summary_is_an_incomplete_run_that_reruns(tmp_path):
+    """A finished run whose summary.json was cut short (a full disk, a copy interrupted)
+    crashed the resume: it is incomplete, set aside and run again (issue 18)."""
+    sweep = load_sweep(write_scenario(tmp_path), seeds=2)
+    out = tmp_path / "out"
+    run_sweep(sweep, out, LocalExecutor(workers=1))
+    broken = out / "runs" / sweep.name / sweep.points[0].run_id
+    text = (broken / "summary.json").read_text()
+    (broken / "summary.json").write_text(text[: len(text) // 2])
+    result = run_sweep(sweep, out, LocalExecutor(workers=1))
+    assert result.reused == 1 and result.counts["done"] == 2
+    rerun = json.loads((broken / "summary.json").read_text())
+    assert rerun["seed"] == sweep.points[0].scenario.seed
+    assert (broken.parent / (broken.name + ".incomplete")).is_dir()

@@ -19,6 +19,7 @@ primitives here carry the simulation's physics so algorithms need not:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 
@@ -44,6 +45,16 @@ from netfl.sim.trace import (
     TrainStart,
 )
 from netfl.world.base import World
+
+
+def all_finite(params) -> bool:
+    """Whether every number of a model (a torch tensor, a numpy array, or a list of them, as
+    an algorithm with several models deploys) is finite."""
+    if isinstance(params, list | tuple):
+        return all(all_finite(p) for p in params)
+    if hasattr(params, "isfinite"):  # a torch tensor (torch is not imported for fake runs)
+        return bool(params.isfinite().all())
+    return bool(np.isfinite(np.asarray(params, dtype=float)).all())
 
 
 @dataclass
@@ -83,7 +94,9 @@ class Algorithm:
         self.rounds_without_updates = 0
         self.local_steps_done = 0
         self.cost_spent = 0.0  # eq. (5) of Group-FEL, for the algorithms that charge it
-        self.stopped_by: str | None = None  # "target_accuracy", "max_local_steps", "max_cost"
+        # "target_accuracy", "max_local_steps", "max_cost", "diverged"
+        self.stopped_by: str | None = None
+        self.diverged_round: int | None = None  # the first round whose model was not finite
         self._screen: tuple | None = None  # (test subset, margin), made on first use
         self._deployed: tuple | None = None  # (round, model) last handed to end_round
         self._last_row_round: int | None = None
@@ -227,6 +240,8 @@ class Algorithm:
         self.ctx.trace.emit(Evaluation(time_s=self.env.now, round=round_, accuracy=accuracy,
                                        loss=loss))
         self._last_row_round = round_
+        if not math.isfinite(loss):
+            self._diverged(round_)
         target = self.ctx.stop.target_accuracy
         if target is not None and not self.reached_target and accuracy >= target:
             self.reached_target = True
@@ -303,6 +318,9 @@ class Algorithm:
         self._deployed = (round_, params)
         spent = self.budget_spent()
         due = round_ % self.spec.eval_every == 0 or round_ == self.spec.rounds or spent
+        if self.diverged_round is None and not all_finite(params):
+            due = True  # its row shows the divergence (loss NaN); _record_evaluation stops
+            self._diverged(round_)
         measured = self.screen_for_target(params)
         crossed = measured is not None and measured[0] >= self.ctx.stop.target_accuracy
         if due or crossed:
@@ -311,6 +329,15 @@ class Algorithm:
         if spent and not stop:
             self.stopped_by = spent
         return stop or spent is not None
+
+    def _diverged(self, round_: int) -> None:
+        """The model stopped being finite (a learning rate too high, an exploding update):
+        every later number would be noise. Stop (``stop_reason: diverged``) unless the
+        scenario tolerates it (``stop.tolerate_divergence``)."""
+        if self.diverged_round is None:
+            self.diverged_round = round_
+        if not self.ctx.stop.tolerate_divergence and self.stopped_by is None:
+            self.stopped_by = "diverged"
 
     def summary_extras(self) -> dict:
         """Algorithm-specific figures for summary.json (none by default)."""

@@ -13,13 +13,74 @@ import errno
 import json
 import math
 import os
+import re
 import shutil
 from datetime import datetime
 from pathlib import Path
 
 import pandas as pd
 
+from netfl.errors import NetflError, ScenarioError, ScenarioProblem
+
 SUMMARY = "summary.json"
+INCOMPLETE_SUFFIX = ".incomplete"
+# a run id (and a scenario name) is one plain folder name: it can never climb out of its parent
+RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+class ResultsNotWritten(NetflError):
+    """A run finished but its results folder could not be written; the message says what was
+    kept, where, and the run's headline numbers."""
+
+
+def check_run_id(run_id: str) -> None:
+    """Refuse a run id that is not one plain folder name (``..``, ``/``, absolute, hidden,
+    empty, over 100 characters or outside ``A-Z a-z 0-9 . _ -``): exit status 2."""
+    if not RUN_ID_PATTERN.match(run_id) or run_id.strip(".") == "":
+        raise ScenarioError([ScenarioProblem(
+            "run_id", "a run id is one folder name: up to 100 letters, digits, '.', '_' or "
+            "'-', starting with a letter or digit (no '/', no '..')", run_id,
+            source="--run-id")])
+
+
+def check_writable(parent: Path) -> None:
+    """Make ``parent`` and prove a file can be written there, before a run spends its time:
+    a results folder under a file, read-only or on a full disk is found now, not after."""
+    parent = Path(parent)
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        probe = parent / f".netfl-write-probe-{os.getpid()}"
+        probe.write_bytes(b"netfl")
+        probe.unlink()
+    except OSError as exc:
+        raise NetflError(f"cannot write results under {parent}: {exc.strerror or exc} "
+                         f"({type(exc).__name__}); choose another folder with --out or "
+                         f"output.dir") from None
+
+
+def remove_stale_temporaries(parent: Path) -> list[Path]:
+    """Remove the hidden temporary run folders (``.<run_id>.tmp-<pid>``) under ``parent`` that
+    processes no longer running left behind (killed while writing); returns them."""
+    removed = []
+    for tmp in Path(parent).glob(".*.tmp-*"):
+        pid = tmp.name.rsplit(".tmp-", 1)[1]
+        if tmp.is_dir() and pid.isdigit() and not process_running(int(pid)):
+            shutil.rmtree(tmp, ignore_errors=True)
+            removed.append(tmp)
+    return removed
+
+
+def process_running(pid: int) -> bool:
+    """Whether process ``pid`` runs on this machine (another user's counts as running)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OverflowError:  # not a pid at all
+        return False
+    return True
 
 
 def new_run_id(seed: int) -> str:
@@ -36,7 +97,18 @@ def unique_run_dir(parent: Path, run_id: str) -> Path:
 
 
 def is_complete(run_dir: Path) -> bool:
-    return (Path(run_dir) / SUMMARY).is_file()
+    """Whether ``run_dir`` holds a finished run: a summary.json that reads as a JSON object (a
+    truncated one, from a disk that filled or a copy cut short, is not complete)."""
+    return read_complete_summary(run_dir) is not None
+
+
+def read_complete_summary(run_dir: Path) -> dict | None:
+    """The run's summary, or None where summary.json is missing, unreadable or truncated."""
+    try:
+        summary = json.loads((Path(run_dir) / SUMMARY).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return summary if isinstance(summary, dict) else None
 
 
 def _jsonable(value):
@@ -63,6 +135,7 @@ def write_run(parent: Path, run_id: str, summary: dict, metrics: pd.DataFrame,
     """
     parent = Path(parent)
     parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(parent)
     tmp = parent / f".{run_id}.tmp-{os.getpid()}"
     if tmp.exists():
         shutil.rmtree(tmp)
@@ -90,6 +163,35 @@ def write_run(parent: Path, run_id: str, summary: dict, metrics: pd.DataFrame,
             except OSError as exc:  # taken between the check and the rename: try the next name
                 if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY):
                     raise
+    except OSError as exc:  # a full disk, a folder made read-only meanwhile: keep what was
+        raise ResultsNotWritten(_salvage(tmp, parent, run_id, summary, exc)) from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def set_aside(run_dir: Path) -> Path:
+    """Move an incomplete run folder out of the way (to ``<run_id>.incomplete``, -2, ...) so
+    the run can be written again under its own name; returns where it went."""
+    kept = unique_run_dir(run_dir.parent, run_dir.name + INCOMPLETE_SUFFIX)
+    os.rename(run_dir, kept)
+    return kept
+
+
+def _salvage(tmp: Path, parent: Path, run_id: str, summary: dict, exc: OSError) -> str:
+    """Keep the files written before ``exc`` in ``<run_id>.incomplete`` (never summary.json:
+    nothing there looks like a finished run) and say so, with the run's headline numbers."""
+    (tmp / SUMMARY).unlink(missing_ok=True)
+    kept = unique_run_dir(parent, run_id + INCOMPLETE_SUFFIX)
+    try:
+        if not any(tmp.iterdir()):
+            raise OSError("nothing was written")
+        os.rename(tmp, kept)
+        where = f"the files written before it are in {kept} (incomplete: no summary.json)"
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        where = "no file could be kept"
+    headline = {k: summary.get(k) for k in ("name", "rounds", "final_accuracy", "sim_time_s",
+                                            "time_to_target_s", "bytes_total", "stop_reason")}
+    return (f"the run finished but writing its results under {parent} failed: "
+            f"{exc.strerror or exc}; {where}. Its headline: {json.dumps(_jsonable(headline))}")

@@ -481,8 +481,8 @@ class Stop(Section):
     SGD steps summed over all clients (a compute budget, checked at the end of each round),
     once the learning cost of Group-FEL's eq. (5) reaches ``max_cost`` (seconds of client
     time, for the algorithms that charge it; checked at the end of each round), or (with
-    ``at_target``) when test accuracy first reaches ``target_accuracy``, whichever comes
-    first.
+    ``at_target``) when test accuracy first reaches ``target_accuracy``, or when the model
+    stops being finite (``diverged``, unless ``tolerate_divergence``), whichever comes first.
 
     The target is checked on every update of the model the algorithm would deploy (every
     round), on the full test set. To keep that cheap, each update is first screened on a
@@ -496,6 +496,9 @@ class Stop(Section):
     max_cost: PositiveDuration | None = None
     at_target: bool = True
     target_screen_samples: NonNegativeInt = 2000
+    tolerate_divergence: bool = Field(
+        False, description="go on when the model stops being finite (NaN or inf loss); by "
+        "default such a run stops with stop_reason 'diverged' and exits with status 1")
 
 
 class Output(Section):

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import threading
 import time
@@ -37,7 +36,7 @@ from pathlib import Path
 import pandas as pd
 
 from netfl.errors import NetflError
-from netfl.results.store import is_complete
+from netfl.results.store import check_writable, is_complete, remove_stale_temporaries
 from netfl.sweep.grid import Point, Sweep
 from netfl.sweep.task import (
     DIE_ONCE_ENV,
@@ -104,7 +103,7 @@ def run_sweep(sweep: Sweep, out_dir: str | Path, executor=None,
     executor = executor or LocalExecutor()
     observer = observer or Observer()
     out_dir = Path(out_dir).absolute()  # workers (Dask ones too) may run in another folder
-    (out_dir / "logs").mkdir(parents=True, exist_ok=True)
+    check_writable(out_dir / "logs")
     started = time.perf_counter()
     with _lock(out_dir):
         _remove_leftovers(out_dir)
@@ -256,22 +255,9 @@ def _remove_leftovers(out_dir: Path) -> None:
     """Remove the temporary run folders (``runs/<name>/.<run_id>.tmp-<pid>``) that processes of
     an earlier, killed sweep left behind: those whose pid no longer runs on this machine. (A
     Dask worker elsewhere that still writes one loses it, and its run fails and reruns.)"""
-    for tmp in Path(out_dir).glob("runs/*/.*.tmp-*"):
-        pid = tmp.name.rsplit(".tmp-", 1)[1]
-        if tmp.is_dir() and pid.isdigit() and not _running(int(pid)):
-            shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
-        return True
-    except OverflowError:  # not a pid at all
-        return False
-    return True
+    for parent in Path(out_dir).glob("runs/*"):
+        if parent.is_dir():
+            remove_stale_temporaries(parent)
 
 
 @contextmanager

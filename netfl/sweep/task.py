@@ -100,7 +100,7 @@ def _alive(pid: int) -> bool:
 
 def run_point(task: RunTask) -> Outcome:
     """Run one point (see the module docstring). Called in the worker."""
-    from netfl.results.store import is_complete
+    from netfl.results.store import is_complete, set_aside
 
     worker = f"{socket.gethostname()}:{os.getpid()}"
     if _started_queue is not None:
@@ -108,6 +108,8 @@ def run_point(task: RunTask) -> Outcome:
     _die_once_hook(task.die_once)
     if is_complete(task.run_dir):
         return Outcome(task.run_id, DONE, read_summary(task.run_dir))
+    if Path(task.run_dir).exists():  # a summary cut short (a full disk, a copy interrupted)
+        set_aside(Path(task.run_dir))
     log = Path(task.log_path)
     log.parent.mkdir(parents=True, exist_ok=True)
     header = f"=== {task.run_id}: start "
