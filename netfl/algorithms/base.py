@@ -48,8 +48,10 @@ from netfl.world.base import World
 
 
 def all_finite(params) -> bool:
-    """Whether every number of a model (a torch tensor, a numpy array, or a list of them, as
-    an algorithm with several models deploys) is finite."""
+    """Whether every number of a model (a torch tensor, a numpy array, or a list or dict of
+    them, as an algorithm with several models deploys) is finite."""
+    if isinstance(params, dict):
+        return all(all_finite(p) for p in params.values())
     if isinstance(params, list | tuple):
         return all(all_finite(p) for p in params)
     if hasattr(params, "isfinite"):  # a torch tensor (torch is not imported for fake runs)
