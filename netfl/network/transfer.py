@@ -39,6 +39,11 @@ _TIER_RANK = {CLIENT: 0, EDGE: 1, CLOUD: 2}
 _HOP_TIE_BREAK_S = 1e-9  # added to every hop's routing weight so equal delays prefer fewer hops
 
 
+# A node with this many links to edge servers or the cloud is routed to by one shortest-path
+# tree rather than a search per source (the same paths where shortest paths are unique).
+HUB_DEGREE = 16
+
+
 class Network:
     """Links on the world's graph and the transfers that cross them."""
 
@@ -49,6 +54,7 @@ class Network:
         self._links: dict[frozenset, Link] = {}
         self._ids = itertools.count()
         self._route_cache: dict[tuple[str, str], list[str] | None] = {}
+        self._hub_trees: dict[str, dict[str, list[str]]] = {}  # hub -> its shortest-path tree
         self._nodes_down: set[str] = set()  # dropped-out nodes (their new links start down)
         self._link_up_event: simpy.Event | None = None
         self.fabric = Fabric(env)
@@ -61,6 +67,8 @@ class Network:
         self._up_graph = nx.subgraph_view(
             world.graph, filter_node=lambda n: world.tier(n) != CLIENT,
             filter_edge=lambda u, v: self._links[frozenset((u, v))].up)
+        self._hubs = {n for n in world.graph if world.tier(n) != CLIENT and sum(
+            1 for v in world.graph[n] if world.tier(v) != CLIENT) >= HUB_DEGREE}
         self.mobile = MobileAccess(self) if world.mobile else None
 
     def _route_weight(self, u: str, v: str, _data: dict) -> float:
@@ -138,6 +146,7 @@ class Network:
     def clear_routes(self) -> None:
         """Forget cached routes (after link delays changed)."""
         self._route_cache.clear()
+        self._hub_trees.clear()
 
     def find_link(self, u: str, v: str) -> Link | None:
         return self._links.get(frozenset((u, v)))
@@ -158,7 +167,7 @@ class Network:
             self._link_up_event = None
         if changed:
             if link.link_class != "access":  # access links are not in the cached routes
-                self._route_cache.clear()
+                self.clear_routes()
             if self.trace.wants(LinkState):
                 self.trace.emit(LinkState(time_s=self.env.now, link=link.name, up=up))
 
@@ -202,12 +211,29 @@ class Network:
     def _core_route(self, src: str, dst: str) -> list[str] | None:
         key = (src, dst)
         if key not in self._route_cache:
-            try:
-                path = nx.shortest_path(self._up_graph, src, dst, weight=self._route_weight)
-            except (nx.NetworkXNoPath, nx.NodeNotFound):
-                path = None
+            if src in self._hubs:
+                path = self._hub_tree(src).get(dst)
+            elif dst in self._hubs:  # links are symmetric: the way back, reversed
+                path = self._hub_tree(dst).get(src)
+                path = None if path is None else path[::-1]
+            else:
+                try:
+                    path = nx.shortest_path(self._up_graph, src, dst, weight=self._route_weight)
+                except (nx.NetworkXNoPath, nx.NodeNotFound):
+                    path = None
             self._route_cache[key] = path
         return self._route_cache[key]
+
+    def _hub_tree(self, hub: str) -> dict[str, list[str]]:
+        """Shortest paths from ``hub`` (the cloud, an edge server with many neighbours) to
+        every node, made once per link-state change: a search between two points expands all
+        of a hub's neighbours, so routing each of M edge servers to the cloud on its own costs
+        O(M^2) (a random topology of 20,000 edge servers never finished its first round)."""
+        tree = self._hub_trees.get(hub)
+        if tree is None:
+            tree = self._hub_trees[hub] = nx.single_source_dijkstra_path(
+                self._up_graph, hub, weight=self._route_weight)
+        return tree
 
     def tag(self, src: str, dst: str) -> str:
         return f"{self.world.tier(src)}->{self.world.tier(dst)}"

@@ -74,7 +74,7 @@ def parse_quantity(value: object, dimension: str) -> float:
     if isinstance(value, bool):
         raise ValueError(f"expected a {dimension} such as {_example(dimension)}, not a boolean")
     if isinstance(value, int | float):
-        return float(value)
+        return _finite(float(value), dimension)
     if not isinstance(value, str):
         raise ValueError(f"expected a {dimension} such as {_example(dimension)}")
     match = _QUANTITY.match(value)

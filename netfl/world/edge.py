@@ -122,16 +122,30 @@ def random_bounded_degree_graph(
     graph = nx.Graph()
     order = [int(v) for v in rng.permutation(m)]
     graph.add_node(order[0])
+    room = [order[0]]  # the nodes joined so far with a degree below max_degree, in join order
     for k in range(1, m):
-        room = [v for v in order[:k] if graph.degree(v) < max_degree]
-        graph.add_edge(order[k], room[int(rng.integers(len(room)))])
+        target = room[int(rng.integers(len(room)))]
+        graph.add_edge(order[k], target)
+        if graph.degree(target) >= max_degree:
+            room.remove(target)
+        room.append(order[k])  # degree 1 < max_degree
     for _ in range(extra_edges):
-        candidates = [(u, v) for u in range(m) for v in range(u + 1, m)
-                      if not graph.has_edge(u, v)
-                      and graph.degree(u) < max_degree and graph.degree(v) < max_degree]
-        if not candidates:
+        free = sorted(v for v in range(m) if graph.degree(v) < max_degree)
+        # the pairs (u, v), u < v, of free nodes not joined yet, in lexicographic order: each
+        # u's count is its free successors less its neighbours among them
+        rank = {v: i for i, v in enumerate(free)}
+        counts = [len(free) - 1 - rank[u] - sum(1 for w in graph[u] if w in rank and w > u)
+                  for u in free]
+        total = sum(counts)
+        if total == 0:
             break
-        graph.add_edge(*candidates[int(rng.integers(len(candidates)))])
+        pick = int(rng.integers(total))
+        for u, count in zip(free, counts, strict=True):
+            if pick < count:
+                partners = [v for v in free[rank[u] + 1:] if not graph.has_edge(u, v)]
+                graph.add_edge(u, partners[pick])
+                break
+            pick -= count
     return graph
 
 

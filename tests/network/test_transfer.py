@@ -203,3 +203,21 @@ def test_the_transfer_process_returns_its_end_record(netbench):
     bench.env.run()
     assert isinstance(process.value, TransferEnd)
     assert process.value.hops == 2 and process.value.path == ("c0", "e0", "cloud")
+
+
+def test_routes_to_and_from_a_hub_come_from_one_tree(netbench, monkeypatch):
+    """Every edge server routed to the cloud by its own search cost O(M^2): a random topology
+    of 20,000 edge servers never finished a round (issue 18). The paths are the searches'."""
+    import networkx as nx
+
+    bench = netbench({"clients": 40, "edge_servers": 40,
+                      "topology": {"kind": "random", "max_degree": 3, "extra_edges": 5}})
+    network, edges = bench.network, bench.world.edge_servers
+    searched = [nx.shortest_path(network._up_graph, e, "cloud", weight=network._route_weight)
+                for e in edges]
+    calls = []
+    real = nx.shortest_path
+    monkeypatch.setattr(nx, "shortest_path", lambda *a, **k: calls.append(a) or real(*a, **k))
+    assert [network.route(e, "cloud") for e in edges] == searched
+    assert [network.route("cloud", e) for e in edges] == [p[::-1] for p in searched]
+    assert calls == []
