@@ -26,6 +26,7 @@ from netfl.learn import build_data, build_trainer
 from netfl.network.transfer import Network
 from netfl.results.recorder import Recorder
 from netfl.scenario import Scenario, dump_scenario, load_scenario
+from netfl.scenario.loader import locate
 from netfl.scenario.sections import FakeModel
 from netfl.sim.clock import RandomStreams
 from netfl.sim.host_time import EVALUATION_METHODS, TRAINING_METHODS, HostTimes
@@ -72,6 +73,12 @@ class Simulation:
     """
 
     def __init__(self, scenario: Scenario, with_model: bool = True):
+        try:
+            self._build(scenario, with_model)
+        except ScenarioError as error:  # found while building: point at the file and line
+            raise locate(error, scenario) from None
+
+    def _build(self, scenario: Scenario, with_model: bool) -> None:
         began = time.perf_counter()
         self.host_times = HostTimes()
         self.scenario = scenario

@@ -7,6 +7,7 @@ says what is allowed (for a misspelt key, the allowed keys and the closest match
 from __future__ import annotations
 
 import copy
+import dataclasses
 import difflib
 import types
 import typing
@@ -43,8 +44,31 @@ def load_scenario(source: str | Path | Mapping, overrides: Iterable[str] = ()) -
         scenario = Scenario.model_validate(raw, context={"base_dir": base_dir})
     except ValidationError as exc:
         raise ScenarioError(_problems(exc, name, lines, overridden)) from None
-    scenario._source = name
+    return remember_origin(scenario, name, lines, overridden)
+
+
+def remember_origin(scenario: Scenario, source: str | None, lines: dict,
+                    overridden: set[tuple]) -> Scenario:
+    """Keep where the scenario came from (its file, the line of each key, what --set gave),
+    so that problems found later, while its world, data or model are built, point there."""
+    scenario._source, scenario._lines, scenario._overridden = source, lines, overridden
     return scenario
+
+
+def locate(error: ScenarioError, scenario: Scenario) -> ScenarioError:
+    """``error`` with each problem that names no file pointed at the scenario's file and the
+    line of its field, or at ``--set`` where an override gave that field."""
+    problems = []
+    for problem in error.problems:
+        if problem.source is None:
+            parts = tuple(int(p) if p.isdigit() else p for p in problem.path.split(".")
+                          if p) if problem.path else ()
+            from_override = any(parts[: len(o)] == o for o in scenario._overridden)
+            problem = dataclasses.replace(
+                problem, source=OVERRIDE_SOURCE if from_override else scenario._source,
+                line=None if from_override else _nearest_line(parts, scenario._lines))
+        problems.append(problem)
+    return ScenarioError(problems)
 
 
 def dump_scenario(scenario: Scenario) -> str:

@@ -44,6 +44,8 @@ class Scenario(Section):
     output: Output = Output()
 
     _source: str | None = PrivateAttr(default=None)
+    _lines: dict = PrivateAttr(default_factory=dict)  # key path -> line in _source
+    _overridden: set = PrivateAttr(default_factory=set)  # key paths --set gave
 
     @property
     def source(self) -> str | None:

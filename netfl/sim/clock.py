@@ -110,7 +110,16 @@ def _example(dimension: str) -> str:
 
 
 def format_duration(seconds: float) -> str:
-    """Human-readable simulated duration: '850 ms', '12.3 s', '4 min 05 s', '2 h 03 min'."""
+    """Human-readable simulated duration: '850 ms', '12.3 s', '4 min 05 s', '2 h 03 min',
+    '41.2 days', '3.2e+05 years' (never hundreds of digits); 'never' for infinity, '?' for
+    NaN."""
+    if math.isnan(seconds):
+        return "?"
+    if math.isinf(seconds):
+        return "never" if seconds > 0 else "-inf"
+    if seconds >= 100 * 3600:
+        days = seconds / 86400
+        return f"{days:.1f} days" if days < 1000 else f"{days / 365.25:.3g} years"
     if seconds < 1:
         return f"{seconds * 1e3:.0f} ms"
     if seconds < 60:

@@ -44,7 +44,7 @@ from netfl.scenario import Scenario
 # load_scenario cannot take a file that carries a sweep: section (the schema forbids unknown
 # keys), so a sweep reads the file and applies overrides with the loader's own steps, keeping
 # its file:line error reports and its resolution of relative paths against the file's folder.
-from netfl.scenario.loader import _apply_overrides, _problems, _read_yaml
+from netfl.scenario.loader import _apply_overrides, _problems, _read_yaml, remember_origin
 from netfl.sweep.parse import Origin, Value, parse_cli_grid, parse_section, seed_list
 
 SEED = "seed"
@@ -230,8 +230,7 @@ def _validate(raw: dict, lines: dict, path: Path, overrides: Sequence[str]) -> S
         scenario = Scenario.model_validate(data, context={"base_dir": path.resolve().parent})
     except ValidationError as exc:
         raise ScenarioError(_problems(exc, source, lines, overridden)) from None
-    scenario._source = source
-    return scenario
+    return remember_origin(scenario, source, lines, overridden)
 
 
 def has_sweep(path: str | Path) -> bool:

@@ -333,3 +333,29 @@ def test_nonsense_numbers_are_named(tiny, field, value, words):
 def test_a_boolean_still_sets_a_boolean_field(tiny):
     tiny["output"]["plots"] = True
     assert load_scenario(tiny).output.plots is True
+
+
+def test_a_problem_found_while_building_names_the_file_and_line(tmp_path, tiny):
+    """World, data and partition problems are found when the run is built, after validation:
+    they printed <scenario> (issue 18)."""
+    from netfl.simulation import Simulation
+
+    tiny["world"]["clients"] = 5000  # more clients than digits has training samples
+    path = write(tmp_path, tiny)
+    with pytest.raises(ScenarioError) as info:
+        Simulation(load_scenario(path), with_model=False)
+    [p] = info.value.problems
+    line = path.read_text().splitlines().index("  partition:") + 1
+    assert (p.source, p.path, p.line) == (str(path), "data.partition", line)
+
+
+def test_a_build_problem_from_an_override_is_blamed_on_the_override(tmp_path, tiny):
+    from netfl.simulation import Simulation
+
+    tiny["model"]["params"] = 10**9
+    tiny["devices"]["clients"] = {"flops": "1 GFLOPS"}
+    path = write(tmp_path, tiny)
+    with pytest.raises(ScenarioError) as info:
+        Simulation(load_scenario(path, ["devices.clients.memory=1 GB"]))
+    [p] = info.value.problems
+    assert (p.source, p.path, p.line) == ("--set", "devices.clients.memory", None)

@@ -1,3 +1,5 @@
+import math
+
 import numpy as np
 import pytest
 
@@ -37,6 +39,9 @@ def test_formatting():
     assert format_duration(12.34) == "12.3 s"
     assert format_duration(245) == "4 min 05 s"
     assert format_duration(7380) == "2 h 03 min"
+    assert format_duration(5 * 86400) == "5.0 days"
+    assert format_duration(1e300) == "3.17e+292 years"  # not a 300-digit number of hours
+    assert format_duration(math.inf) == "never" and format_duration(math.nan) == "?"
     assert format_bytes(950) == "950 B" and format_bytes(3.1e6) == "3.1 MB"
 
 
