@@ -105,10 +105,17 @@ def parse_tle(text: str, source: str = "<tle>") -> list[tuple[str, Satrec]]:
                 lines[k + 1][1].startswith("2 ")):
             raise ValueError(f"{source}:{number}: expected TLE line 1 then line 2, got "
                              f"{line[:40]!r}")
+        for offset, text in enumerate((line, lines[k + 1][1])):
+            problem = tle_checksum_problem(text)
+            if problem:
+                raise ValueError(f"{source}:{lines[k + offset][0]}: {problem}")
         try:
             sat = Satrec.twoline2rv(line, lines[k + 1][1], WGS72)
         except Exception as exc:  # the parser raises ValueError and others on bad fields
             raise ValueError(f"{source}:{number}: not a valid TLE: {exc}") from None
+        problem = orbit_problem(sat)
+        if problem:
+            raise ValueError(f"{source}:{number}: {problem}")
         # the C++ parser does not raise: check that the elements propagate at their epoch
         error, r, _ = sat.sgp4(sat.jdsatepoch, sat.jdsatepochF)
         if sat.error or error or not np.all(np.isfinite(r)):
@@ -120,6 +127,46 @@ def parse_tle(text: str, source: str = "<tle>") -> list[tuple[str, Satrec]]:
     if not out:
         raise ValueError(f"{source}: no satellites found")
     return out
+
+
+def tle_checksum_problem(line: str) -> str | None:
+    """What is wrong with a TLE line's checksum (column 69: the digits of columns 1-68 summed,
+    each '-' counting 1, modulo 10), or None. A line without column 69 has none to check."""
+    if len(line) < 69 or not line[68].isdigit():
+        return None
+    total = sum(int(c) if c.isdigit() else c == "-" for c in line[:68]) % 10
+    if total != int(line[68]):
+        return (f"TLE line {line[0]} fails its checksum (column 69 says {line[68]}, the line "
+                f"sums to {total}): a mistyped or damaged line")
+    return None
+
+
+# Mean motion (rev/day) of an orbit: 0.05 is far beyond geostationary (1.0027), 17.5 is an
+# orbit that would decay in days.
+MEAN_MOTION_RANGE = (0.05, 17.5)
+MIN_PERIGEE_KM = 80.0
+
+
+def orbit_problem(sat: Satrec) -> str | None:
+    """What makes a parsed TLE's elements physically meaningless, or None: an inclination
+    outside 0-180 deg, an eccentricity outside [0, 1), a mean motion outside
+    ``MEAN_MOTION_RANGE``, or a perigee below ``MIN_PERIGEE_KM``."""
+    inclination = math.degrees(sat.inclo)
+    revs_per_day = sat.no_kozai * 1440.0 / (2.0 * math.pi)
+    if not 0.0 <= inclination <= 180.0:
+        return f"inclination {inclination:g} deg is outside 0-180 deg"
+    if not 0.0 <= sat.ecco < 1.0:
+        return f"eccentricity {sat.ecco:g} is outside [0, 1)"
+    low, high = MEAN_MOTION_RANGE
+    if not low <= revs_per_day <= high:
+        return (f"mean motion {revs_per_day:g} rev/day is outside {low}-{high} rev/day "
+                f"(not an Earth orbit a satellite keeps)")
+    semi_major_km = (MU_KM3_S2 / (sat.no_kozai / 60.0) ** 2) ** (1.0 / 3.0)
+    perigee_km = semi_major_km * (1.0 - sat.ecco) - EARTH_RADIUS_KM
+    if perigee_km < MIN_PERIGEE_KM:
+        return (f"perigee {perigee_km:.0f} km is below {MIN_PERIGEE_KM:.0f} km (inside the "
+                f"atmosphere)")
+    return None
 
 
 def _jday(epoch: datetime) -> tuple[float, float]:

@@ -435,3 +435,35 @@ def test_scatter_sites_follow_the_generator():
     b = scatter_sites(5, 10.0, 20.0, 100.0, np.random.default_rng(3))
     c = scatter_sites(5, 10.0, 20.0, 100.0, np.random.default_rng(4))
     assert np.array_equal(a, b) and not np.array_equal(a, c)
+
+
+def with_checksum(line: str) -> str:
+    body = line[:68]
+    return body + str(sum(int(c) if c.isdigit() else c == "-" for c in body) % 10)
+
+
+def test_a_line_that_fails_its_checksum_is_named(tle_lines):
+    last = tle_lines[2][68]
+    bad = tle_lines[2][:68] + str((int(last) + 1) % 10)
+    with pytest.raises(ValueError, match=r"^sats\.tle:3: TLE line 2 fails its checksum"):
+        parse_tle("\n".join([tle_lines[0], tle_lines[1], bad]), source="sats.tle")
+
+
+@pytest.mark.parametrize("columns, value, what", [
+    ((8, 16), "999.0000", "inclination 999 deg"),
+    ((52, 63), " 0.00000100", "mean motion 1e-06 rev/day"),
+    ((52, 63), "16.00000000"[:11], None),  # about 280 km: low but possible, accepted
+    ((52, 63), "16.99000000"[:11], "perigee 13 km"),
+    ((52, 63), "17.90000000"[:11], "mean motion 17.9 rev/day"),
+])
+def test_elements_that_are_no_orbit_are_refused(tle_lines, columns, value, what):
+    """A near-zero mean motion or an inclination of 999 deg gave 49k meaningless windows
+    (issue 18); both parse, so they are checked for physics."""
+    a, b = columns
+    line2 = with_checksum(tle_lines[2][:a] + value + tle_lines[2][b:])
+    text = "\n".join([tle_lines[0], tle_lines[1], line2])
+    if what is None:
+        assert len(parse_tle(text)) == 1
+        return
+    with pytest.raises(ValueError, match=rf"^sats\.tle:2: {what}"):
+        parse_tle(text, source="sats.tle")
