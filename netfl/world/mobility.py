@@ -196,14 +196,22 @@ def read_fcd(path: str | Path) -> Iterator[FcdRecord]:
         with opener(path, "rb") as stream:
             context = ElementTree.iterparse(stream, events=("start", "end"))
             _, root = next(context)
+            previous = -math.inf
             for event, element in context:
                 if event != "end" or element.tag != "timestep":
                     continue
-                time_s = _number(path, element, "time")
+                time_s = _number(path, element, "time", FCD_TIME_RANGE_S)
+                if time_s <= previous:
+                    raise CorruptDataFile(
+                        f"{path}: <timestep time={time_s:g}> comes after time={previous:g}: "
+                        f"a trace's steps must be in increasing time order (SUMO writes them "
+                        f"so; sort a merged trace by time)")
+                previous = time_s
                 for vehicle in element.iter("vehicle"):
-                    yield FcdRecord(time_s, vehicle.get("id", ""), _number(path, vehicle, "x"),
-                                    _number(path, vehicle, "y"),
-                                    _number(path, vehicle, "speed"))
+                    yield FcdRecord(time_s, vehicle.get("id", ""),
+                                    _number(path, vehicle, "x", FCD_COORDINATE_RANGE_M, time_s),
+                                    _number(path, vehicle, "y", FCD_COORDINATE_RANGE_M, time_s),
+                                    _number(path, vehicle, "speed", FCD_SPEED_RANGE_MPS, time_s))
                 root.clear()
     except ElementTree.ParseError as exc:
         raise CorruptDataFile(f"{path}: not a valid SUMO FCD trace: {exc}") from None
@@ -211,10 +219,26 @@ def read_fcd(path: str | Path) -> Iterator[FcdRecord]:
         raise CorruptDataFile(f"{path}: cannot read the FCD trace: {exc}") from None
 
 
-def _number(path: Path, element, name: str) -> float:
+# What an FCD trace can hold: coordinates within 100,000 km (projected road networks are in
+# metres from an origin, UTM northings up to 10,000 km), speeds below 1 km/s, times below a
+# century. Anything else is a damaged file, and would become NaN or infinite positions.
+FCD_COORDINATE_RANGE_M = (-1e8, 1e8)
+FCD_SPEED_RANGE_MPS = (0.0, 1e3)
+FCD_TIME_RANGE_S = (-3.2e9, 3.2e9)
+
+
+def _number(path: Path, element, name: str, bounds: tuple[float, float],
+            time_s: float | None = None) -> float:
     value = element.get(name)
+    where = f"<{element.tag}" + (f" id={element.get('id')!r}" if element.get("id") else "") + (
+        f"> at time={time_s:g}" if time_s is not None else ">")
     try:
-        return float(value)
+        number = float(value)
     except (TypeError, ValueError):
-        raise CorruptDataFile(f"{path}: <{element.tag}> has {name}={value!r}; "
+        raise CorruptDataFile(f"{path}: {where} has {name}={value!r}; "
                               f"expected a number") from None
+    low, high = bounds
+    if not low <= number <= high:  # NaN fails too
+        raise CorruptDataFile(f"{path}: {where} has {name}={value!r}; expected a finite "
+                              f"number in {low:g}..{high:g}")
+    return number

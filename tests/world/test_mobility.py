@@ -95,5 +95,31 @@ def test_fcd_parser_names_the_file_and_the_problem(tmp_path):
     bad = tmp_path / "bad.xml"
     bad.write_text('<fcd-export><timestep time="0"><vehicle id="a" x="east" y="0" speed="1"/>'
                    '</timestep></fcd-export>')
-    with pytest.raises(CorruptDataFile, match="bad.xml: <vehicle> has x='east'"):
+    with pytest.raises(CorruptDataFile, match="bad.xml: <vehicle id='a'> at time=0 has x='east'"):
+        list(read_fcd(bad))
+
+
+@pytest.mark.parametrize("attributes, words", [
+    ('x="nan" y="0" speed="1"', "x='nan'"),
+    ('x="1e300" y="0" speed="1"', "x='1e300'"),
+    ('x="0" y="-inf" speed="1"', "y='-inf'"),
+    ('x="0" y="0" speed="1e400"', "speed='1e400'"),
+])
+def test_fcd_numbers_outside_any_road_are_refused(tmp_path, attributes, words):
+    """NaN or 1e300 coordinates became NaN positions, later blamed on RSU coverage (issue 18)."""
+    bad = tmp_path / "bad.xml"
+    bad.write_text(f'<fcd-export><timestep time="3"><vehicle id="v7" {attributes}/>'
+                   '</timestep></fcd-export>')
+    with pytest.raises(CorruptDataFile, match=rf"<vehicle id='v7'> at time=3 has {words}"):
+        list(read_fcd(bad))
+
+
+def test_fcd_steps_out_of_time_order_are_an_error_not_dropped(tmp_path):
+    """A step earlier than the one before it was silently dropped (issue 18)."""
+    bad = tmp_path / "bad.xml"
+    bad.write_text('<fcd-export><timestep time="0"><vehicle id="a" x="0" y="0" speed="1"/>'
+                   '</timestep><timestep time="2"><vehicle id="a" x="2" y="0" speed="1"/>'
+                   '</timestep><timestep time="1"><vehicle id="a" x="1" y="0" speed="1"/>'
+                   '</timestep></fcd-export>')
+    with pytest.raises(CorruptDataFile, match="time=1> comes after time=2"):
         list(read_fcd(bad))
