@@ -30,6 +30,13 @@ def build_data(data: DataSpec, groups: list[list[int]], streams: RandomStreams,
     except ValueError as exc:
         problem = ScenarioProblem("data.partition", str(exc), has_value=False)
         raise ScenarioError([problem]) from None
+    empty = [i for i, size in enumerate(partition.sizes) if size == 0]
+    if empty:  # they would download, "train" on nothing and upload an unchanged model
+        shown = ", ".join(f"client {i}" for i in empty[:5]) + (" ..." if len(empty) > 5 else "")
+        raise ScenarioError([ScenarioProblem(
+            "data.partition", f"{len(empty)} of {n_clients} clients get no training sample "
+            f"({shown}): give the partition more samples per label or client (fewer clients, "
+            f"a larger min size, more labels per client)", data.partition.kind)])
     return dataset, partition
 
 

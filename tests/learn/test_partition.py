@@ -123,3 +123,15 @@ def test_per_edge_gives_each_edge_its_own_scheme():
     assert (labels_held(part)[5:10] == 2).all()  # edge 1: two labels per client
     assert (labels_held(part)[0:5] >= 8).all()  # edge 0: iid, nearly every label
     assert part.sizes.sum() == 1000
+
+
+def test_clients_left_without_a_sample_are_an_error_with_their_count(tiny):
+    """Zero-sample clients downloaded, trained on nothing and uploaded (issue 18)."""
+    import netfl
+    from netfl.simulation import Simulation
+
+    tiny["world"].update(clients=1340, edge_servers=10)  # digits: 1,347 training samples
+    tiny["data"]["partition"] = {"kind": "labels", "per_client": 2}
+    with pytest.raises(netfl.ScenarioError, match=r"data.partition = 'labels': \d+ of 1340 "
+                       r"clients get no training sample \(client \d+"):
+        Simulation(netfl.load_scenario(tiny), with_model=False)
