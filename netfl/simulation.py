@@ -26,9 +26,11 @@ from netfl.learn import build_data, build_trainer
 from netfl.network.transfer import Network
 from netfl.results.recorder import Recorder
 from netfl.scenario import Scenario, dump_scenario, load_scenario
+from netfl.scenario.iov import IovWorld
 from netfl.scenario.loader import locate
-from netfl.scenario.sections import FakeModel
+from netfl.scenario.sections import EdgeWorld, FakeModel
 from netfl.sim.clock import RandomStreams
+from netfl.sim.cores import available_memory_bytes
 from netfl.sim.host_time import EVALUATION_METHODS, TRAINING_METHODS, HostTimes
 from netfl.sim.trace import TraceBus
 from netfl.world import OrbitWorld, RoadWorld, build_world
@@ -65,6 +67,42 @@ class RunResult:
 RUN_GC_THRESHOLDS = (100_000, 50, 100)
 
 
+# Host memory per client of a latency-only run (its links, processes, records and partition
+# row): 1.5 GB at 100,000 clients in benchmarks/bench_scale.py, rounded up.
+HOST_BYTES_PER_CLIENT = 16_000
+
+
+def _client_count(world) -> tuple[str, int] | None:
+    """(field, clients) of a world section that says how many clients it has before building."""
+    if isinstance(world, EdgeWorld):
+        return "world.clients", world.clients
+    if isinstance(world, IovWorld):
+        return "world.max_clients", world.max_clients
+    users = getattr(world, "users", None)
+    if users is not None:
+        regions = users.regions or ([users.region] if users.region else [])
+        count = len(users.points or []) + sum(r.count for r in regions)
+        return ("world.users.regions" if users.regions else "world.users.region"
+                if users.region else "world.users.points"), count
+    return None
+
+
+def _check_clients_fit(scenario: Scenario) -> None:
+    """Refuse a world whose clients cannot fit in the host's memory before building it
+    (``world.clients: 1000000000`` ran out of memory deep inside the world's construction)."""
+    counted = _client_count(scenario.world)
+    available = available_memory_bytes()
+    if counted is None or available is None:
+        return
+    field, clients = counted
+    needed = clients * HOST_BYTES_PER_CLIENT
+    if needed > available:
+        raise ScenarioError([ScenarioProblem(
+            field, f"{clients:,} clients need about {needed / 1e9:,.1f} GB of host memory "
+            f"(about {HOST_BYTES_PER_CLIENT // 1000} kB each); this machine has "
+            f"{available / 1e9:,.1f} GB available", clients)])
+
+
 class Simulation:
     """One scenario, built and ready to run once.
 
@@ -80,6 +118,7 @@ class Simulation:
 
     def _build(self, scenario: Scenario, with_model: bool) -> None:
         began = time.perf_counter()
+        _check_clients_fit(scenario)
         self.host_times = HostTimes()
         self.scenario = scenario
         self.env = simpy.Environment()

@@ -177,3 +177,27 @@ def test_the_cli_exits_1_on_divergence_and_keeps_the_results(tiny, tmp_path):
     assert result.exit_code == 1 and "diverged" in result.output
     [summary] = (tmp_path / "out").rglob("summary.json")
     assert json.loads(summary.read_text())["stop_reason"] == "diverged"
+
+
+def test_more_clients_than_memory_holds_is_named_before_building(tiny, monkeypatch):
+    """world.clients: 1000000000 ran out of memory inside the world's construction."""
+    import netfl.simulation
+
+    monkeypatch.setattr(netfl.simulation, "available_memory_bytes", lambda: 10**9)
+    tiny["world"]["clients"] = 100_000
+    monkeypatch.setattr(netfl.simulation, "build_world",
+                        lambda *a: pytest.fail("the world was built"))
+    with pytest.raises(netfl.ScenarioError, match=r"world.clients = 100000: 100,000 clients "
+                       r"need about 1.6 GB"):
+        netfl.run(tiny, write=False)
+
+
+def test_a_model_larger_than_memory_is_named_before_allocating(tiny, monkeypatch):
+    """A hidden layer of 1e9 units asked torch for 256 GB and failed deep inside it."""
+    import netfl.sim.cores
+
+    monkeypatch.setattr(netfl.sim.cores, "available_memory_bytes", lambda: 10**9)
+    tiny["model"] = {"kind": "mlp", "hidden": [10**9]}
+    with pytest.raises(netfl.ScenarioError, match=r"model.hidden = \[1000000000\]: a model of "
+                       r"75,000,000,010 parameters"):
+        netfl.run(tiny, write=False)

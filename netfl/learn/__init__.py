@@ -51,6 +51,7 @@ def build_trainer(model_spec, dataset: Dataset, partition: Partition, streams: R
     from netfl.learn.trainer import TorchTrainer
 
     try:
+        _check_model_fits(model_spec, dataset)
         module = build_model(model_spec, dataset.input_shape, dataset.num_classes)
     except ValueError as exc:  # e.g. an architecture that cannot take this input shape
         problem = ScenarioProblem("model.kind", f"{exc} (data: {dataset.name}, input shape "
@@ -58,6 +59,33 @@ def build_trainer(model_spec, dataset: Dataset, partition: Partition, streams: R
         raise ScenarioError([problem]) from None
     return TorchTrainer(module, dataset, partition, streams, device=model_spec.device,
                         path=model_spec.trainer, threads=model_spec.threads)
+
+
+# Host copies of a model's parameters a run holds at once: the global model, an aggregate,
+# weights, gradients and momentum of a training batch, and updates awaiting aggregation.
+HOST_MODEL_COPIES = 8
+
+
+def _check_model_fits(model_spec, dataset: Dataset) -> None:
+    """Count the model's parameters on torch's meta device (nothing allocated) and refuse a
+    model whose copies cannot fit in the host's memory: a hidden layer of 1e9 units asked
+    torch for 256 GB and failed deep inside it."""
+    import torch
+
+    from netfl.learn.models import build_model
+    from netfl.sim.cores import available_memory_bytes
+
+    with torch.device("meta"):
+        params = sum(p.numel() for p in build_model(
+            model_spec, dataset.input_shape, dataset.num_classes).parameters())
+    needed, available = params * 4 * HOST_MODEL_COPIES, available_memory_bytes()
+    if available is not None and needed > available:
+        field = "model.hidden" if getattr(model_spec, "hidden", None) else "model.kind"
+        value = model_spec.hidden if field == "model.hidden" else model_spec.kind
+        raise ScenarioError([ScenarioProblem(
+            field, f"a model of {params:,} parameters needs about {needed / 1e9:,.1f} GB of "
+            f"host memory ({HOST_MODEL_COPIES} float32 copies); this machine has "
+            f"{available / 1e9:,.1f} GB available", value)])
 
 
 __all__ = ["Dataset", "Partition", "build_data", "build_trainer", "load_dataset",
