@@ -484,3 +484,13 @@ def test_a_truncated_summary_is_an_incomplete_run_that_reruns(tmp_path):
     rerun = json.loads((broken / "summary.json").read_text())
     assert rerun["seed"] == sweep.points[0].scenario.seed
     assert (broken.parent / (broken.name + ".incomplete")).is_dir()
+
+
+def test_a_sweep_of_absurd_size_is_refused_before_expanding(tmp_path):
+    """sweep --seeds 100000000 --dry-run expanded a hundred million points (issue 18)."""
+    path = write_scenario(tmp_path)
+    with pytest.raises(ScenarioError, match="a count of seeds"):
+        load_sweep(path, seeds=100_000_000)
+    values = ",".join(str(k) for k in range(1, 1001))
+    with pytest.raises(ScenarioError, match="200,000 runs"):
+        load_sweep(path, grid=[f"algorithm.local_steps={values}"], seeds=200)

@@ -6,6 +6,7 @@ string with one ("10 Mbps"); the parsed value is in the base unit (seconds, bit/
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Literal
 
 from pydantic import (
@@ -129,13 +130,19 @@ class NoLoss(Section):
     kind: Literal["none"] = "none"
 
 
+# Retransmissions and retries are each simulated: bounded so that a run always ends.
+MAX_ATTEMPTS = 1000
+MAX_BACKOFF_LOG10_S = 12.0
+
+
 class RetransmitLoss(Section):
     """Each hop delivery is lost with ``probability`` and sent again, up to ``max_retransmissions``
     times; past that the transfer fails."""
 
     kind: Literal["retransmit"]
     probability: Annotated[float, Field(ge=0, lt=1)]
-    max_retransmissions: NonNegativeInt = 10
+    # each retransmission is simulated: 1e9 of them at probability 0.999999 never ended
+    max_retransmissions: int = Field(10, ge=0, le=MAX_ATTEMPTS)
 
 
 class RateReductionLoss(Section):
@@ -196,9 +203,19 @@ class RetrySpec(Section):
     """A failed transfer is tried again ``attempts`` more times, after ``backoff`` seconds
     multiplied by ``backoff_factor`` at each further attempt."""
 
-    attempts: NonNegativeInt = 0
+    attempts: int = Field(0, ge=0, le=MAX_ATTEMPTS)
     backoff: Duration = 1.0
     backoff_factor: float = Field(2.0, ge=1)
+
+    @model_validator(mode="after")
+    def _finite_backoff(self) -> RetrySpec:
+        if self.attempts > 1 and self.backoff > 0 and (
+                math.log10(self.backoff) + (self.attempts - 1) * math.log10(self.backoff_factor)
+                > MAX_BACKOFF_LOG10_S):
+            raise ValueError(f"the last of {self.attempts} back-offs would be {self.backoff:g} "
+                             f"s x {self.backoff_factor:g}^{self.attempts - 1}, past 1e12 s "
+                             f"(30,000 years): fewer attempts or a smaller backoff_factor")
+        return self
 
 
 class Links(Section):

@@ -30,6 +30,7 @@ import functools
 import hashlib
 import itertools
 import json
+import math
 import os
 import re
 from collections.abc import Sequence
@@ -45,7 +46,14 @@ from netfl.scenario import Scenario
 # keys), so a sweep reads the file and applies overrides with the loader's own steps, keeping
 # its file:line error reports and its resolution of relative paths against the file's folder.
 from netfl.scenario.loader import _apply_overrides, _problems, _read_yaml, remember_origin
-from netfl.sweep.parse import Origin, Value, parse_cli_grid, parse_section, seed_list
+from netfl.sweep.parse import (
+    MAX_SWEEP_POINTS,
+    Origin,
+    Value,
+    parse_cli_grid,
+    parse_section,
+    seed_list,
+)
 
 SEED = "seed"
 
@@ -162,6 +170,13 @@ def load_sweep(path: str | Path, grid: Sequence[str] = (), seeds: int | None = N
                                         has_value=False, source="--seeds"
                                         if seeds is not None else source))
     sweep = Sweep(path, str(raw.get("name", path.stem)), fixed, cases, merged, seeds_run)
+    count = (max(len(cases), 1) * math.prod(len(v) for v in merged.values())
+             * len(seeds_run or [None]))
+    if count > MAX_SWEEP_POINTS:
+        raise SweepError([ScenarioProblem(
+            "sweep", f"{count:,} runs (cases x grid values x seeds) is more than "
+            f"{MAX_SWEEP_POINTS:,}: split the sweep", has_value=False, source=source)],
+            str(path))
     try:  # the points of what could be read, so every problem is reported at once
         sweep.points = _expand(sweep, raw, lines, origins, check_duplicates=not problems)
     except ScenarioError as exc:

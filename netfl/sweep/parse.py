@@ -15,6 +15,9 @@ import yaml
 from netfl.errors import ScenarioProblem
 
 SECTION_KEYS = ("seeds", "cases", "grid")
+# More runs than any study here makes; a sweep past it is a typo (--seeds 100000000), and
+# expanding and validating it would take hours before the first run.
+MAX_SWEEP_POINTS = 100_000
 
 
 @dataclass(frozen=True)
@@ -145,7 +148,7 @@ def seed_list(seeds: object, first: int, origin: Origin,
         return None
     if isinstance(seeds, bool):
         seeds = None
-    if isinstance(seeds, int) and seeds >= 1:
+    if isinstance(seeds, int) and 1 <= seeds <= MAX_SWEEP_POINTS:
         return list(range(first, first + seeds))
     if (isinstance(seeds, list) and seeds and all(isinstance(s, int) and not isinstance(s, bool)
                                                   for s in seeds)):
@@ -153,6 +156,6 @@ def seed_list(seeds: object, first: int, origin: Origin,
             return list(seeds)
     problems.append(ScenarioProblem(
         "sweep.seeds" if origin.line is not None or origin.source != "--seeds" else "seeds",
-        "a count of seeds (1 or more: the scenario's seed, +1, ...) or a list of distinct "
-        "integer seeds", seeds, source=origin.source, line=origin.line))
+        f"a count of seeds (1 to {MAX_SWEEP_POINTS:,}: the scenario's seed, +1, ...) or a "
+        f"list of distinct integer seeds", seeds, source=origin.source, line=origin.line))
     return None

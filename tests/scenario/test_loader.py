@@ -359,3 +359,21 @@ def test_a_build_problem_from_an_override_is_blamed_on_the_override(tmp_path, ti
         Simulation(load_scenario(path, ["devices.clients.memory=1 GB"]))
     [p] = info.value.problems
     assert (p.source, p.path, p.line) == ("--set", "devices.clients.memory", None)
+
+
+@pytest.mark.parametrize("field, value, words", [
+    ("links.access.loss", {"kind": "retransmit", "probability": 0.999999,
+                           "max_retransmissions": 10**9}, "less than or equal to 1000"),
+    ("links.retry", {"attempts": 10**9}, "less than or equal to 1000"),
+    ("links.retry", {"attempts": 900, "backoff": "1 s", "backoff_factor": 2},
+     "past 1e12 s"),
+])
+def test_work_that_would_never_end_is_bounded_at_validation(tiny, field, value, words):
+    """Retransmission probability 0.999999 with 1e9 retries never ended (issue 18)."""
+    node = tiny
+    *parents, last = field.split(".")
+    for key in parents:
+        node = node[key]
+    node[last] = value
+    p = only(tiny)
+    assert p.path.startswith(field) and words in p.message, p.format()
