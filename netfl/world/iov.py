@@ -162,6 +162,7 @@ def rsu_layout(spec: IovWorld, paths: dict[str, Path]) -> list[tuple[float, floa
     if placement.positions is not None:
         return [tuple(map(float, p)) for p in placement.positions]
     if isinstance(road, HighwayRoad):
+        _check_rsu_count(road.length / placement.spacing, placement.spacing)
         return rsu_positions(road.length, placement.spacing, placement.offset)
     if isinstance(road, GridRoad):
         box = (0.0, 0.0, road.blocks_x * road.block, road.blocks_y * road.block)
@@ -172,7 +173,21 @@ def rsu_layout(spec: IovWorld, paths: dict[str, Path]) -> list[tuple[float, floa
         except ValueError:
             _fail("road.path", "no vehicle moves in the trace", source=str(road.path))
         offset = placement.spacing / 2 if placement.offset is None else placement.offset
+    x0, y0, x1, y1 = box
+    _check_rsu_count((1 + (x1 - x0) / placement.spacing) * (1 + (y1 - y0) / placement.spacing),
+                     placement.spacing)
     return lattice_positions(box, placement.spacing, offset)
+
+
+# More road-side units than any study places (a 100 km highway at 500 m has 200); past it the
+# spacing is a slip of the unit (1e-9 m asked for 36 TiB of positions).
+MAX_RSUS = 100_000
+
+
+def _check_rsu_count(count: float, spacing: float) -> None:
+    if count > MAX_RSUS:
+        _fail("rsus.spacing", f"places about {count:.3g} RSUs over the road, more than "
+              f"{MAX_RSUS:,}: a larger spacing (metres unless a unit is given)", spacing)
 
 
 class RoadWorld(World):

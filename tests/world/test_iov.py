@@ -386,3 +386,17 @@ def test_iov_summary_agrees_with_visits_csv_and_the_plot_is_written(tiny, tmp_pa
     assert summary["vehicle_handovers"] > 0
     written = pd.read_json(result.path / "summary.json", typ="series")
     assert written["vehicle_handovers"] == summary["vehicle_handovers"]
+
+
+def test_a_spacing_that_places_absurdly_many_rsus_is_named():
+    """rsus.spacing of 1e-9 m asked numpy for 36 TiB of positions (found by tests/fuzz)."""
+    import yaml
+
+    scenario = yaml.safe_load(
+        (Path(__file__).resolve().parents[2] / "scenarios" / "iov" / "short.yaml").read_text())
+    scenario["world"]["rsus"]["spacing"] = 1e-9
+    scenario["model"] = {"kind": "fake"}
+    scenario["data"] = {"dataset": "synthetic"}
+    with pytest.raises(ScenarioError, match=r"world.rsus.spacing = 1e-09: places about "
+                       r"5e\+12 RSUs"):
+        run_scenario(scenario, write=False)
