@@ -58,18 +58,21 @@ def run(
     """Run a scenario and write results/<name>/<run-id>/."""
     from netfl.results.progress import RunProgress
     from netfl.sim.clock import format_bytes, format_duration
+    from netfl.sim.signals import signals_interrupt
     from netfl.simulation import run_scenario
     from netfl.sweep.grid import has_sweep, load_base
 
     try:
         if has_sweep(scenario):  # a sweep file runs as its base scenario
             scenario, set_ = load_base(scenario, set_), []
-        if quiet:
-            result = run_scenario(scenario, overrides=set_, out_dir=out_dir, run_id=run_id)
-        else:
-            with RunProgress(err) as progress:
-                result = run_scenario(scenario, overrides=set_, out_dir=out_dir, run_id=run_id,
-                                      on_start=progress.attach)
+        with signals_interrupt():  # kill and hang-ups end the run as Ctrl-C does
+            if quiet:
+                result = run_scenario(scenario, overrides=set_, out_dir=out_dir,
+                                      run_id=run_id)
+            else:
+                with RunProgress(err) as progress:
+                    result = run_scenario(scenario, overrides=set_, out_dir=out_dir,
+                                          run_id=run_id, on_start=progress.attach)
     except NetflError as exc:
         raise _fail(exc) from None
     except KeyboardInterrupt:

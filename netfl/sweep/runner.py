@@ -25,10 +25,7 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import threading
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -37,6 +34,7 @@ import pandas as pd
 
 from netfl.errors import NetflError
 from netfl.results.store import check_writable, is_complete, remove_stale_temporaries
+from netfl.sim.signals import signals_interrupt
 from netfl.sweep.grid import Point, Sweep
 from netfl.sweep.task import (
     DIE_ONCE_ENV,
@@ -144,7 +142,7 @@ def run_sweep(sweep: Sweep, out_dir: str | Path, executor=None,
                 executor.open()
             observer.begin(len(sweep.points), reused, executor)
             if tasks:
-                with _signals_interrupt():
+                with signals_interrupt():
                     executor.run(tasks, observer.run_started, on_done)
         finally:
             executor.close()
@@ -258,27 +256,6 @@ def _remove_leftovers(out_dir: Path) -> None:
     for parent in Path(out_dir).glob("runs/*"):
         if parent.is_dir():
             remove_stale_temporaries(parent)
-
-
-@contextmanager
-def _signals_interrupt():
-    """SIGTERM and SIGHUP raise KeyboardInterrupt while the runs go on (in the main thread
-    only, where Python can set handlers): the executor then stops its workers, as on Ctrl-C,
-    and the index is written with what finished."""
-
-    def interrupt(signum, _frame):
-        raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    names = [n for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n)]
-    previous = {n: signal.signal(getattr(signal, n), interrupt) for n in names}
-    try:
-        yield
-    finally:
-        for name, handler in previous.items():
-            signal.signal(getattr(signal, name), handler)
 
 
 class _lock:

@@ -1,0 +1,80 @@
+"""Fault injection: signals during a run and during its write, a failing disk, debris of killed
+runs (sweeps: tests/test_sweep.py; a full disk: tests/results/test_store.py). What each fault
+may leave is documented in docs/reliability.md."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import netfl
+from netfl.results import store
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def endless(tiny) -> dict:
+    tiny["algorithm"]["rounds"] = 10**8  # fake model: runs until stopped
+    return tiny
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_signal_during_a_run_ends_it_cleanly_with_nothing_written(tiny, tmp_path, sig):
+    scenario = tmp_path / "s.json"
+    scenario.write_text(json.dumps(endless(tiny)))
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "netfl", "run", str(scenario), "--out",
+                             str(out), "-q"], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (out / "tiny").is_dir():  # made when the output is checked, just before the run
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    time.sleep(0.5)
+    proc.send_signal(sig)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "interrupted: no results were written" in stderr and "Traceback" not in stderr
+    assert list((out / "tiny").iterdir()) == []
+
+
+def test_an_interrupt_while_writing_leaves_nothing_behind(tiny, tmp_path, monkeypatch):
+    def interrupted(*_args, **_kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        netfl.run(tiny, out_dir=tmp_path, run_id="r")
+    assert list((tmp_path / "tiny").iterdir()) == []
+
+
+def test_a_run_killed_while_writing_leaves_debris_the_next_run_clears(tiny, tmp_path):
+    """SIGKILL cannot be caught: the hidden temporary folder stays, never mistaken for a
+    result, and the next run in that folder removes it."""
+    scenario = tmp_path / "s.json"
+    scenario.write_text(json.dumps(tiny))
+    out = tmp_path / "out"
+    # a child that stops itself inside write_run, after the first file, and is then killed
+    code = ("import os, signal, sys, pandas as pd, netfl\n"
+            "real = pd.DataFrame.to_parquet\n"
+            "def stop(*a, **k):\n"
+            "    real(*a, **k); os.kill(os.getpid(), signal.SIGKILL)\n"
+            "pd.DataFrame.to_parquet = stop\n"
+            f"netfl.run({str(scenario)!r}, out_dir={str(out)!r}, run_id='r')\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          timeout=120)
+    assert proc.returncode == -signal.SIGKILL
+    [debris] = (out / "tiny").iterdir()
+    assert debris.name.startswith(".r.tmp-") and not store.is_complete(debris)
+    netfl.run(tiny, out_dir=out, run_id="r")
+    assert sorted(p.name for p in (out / "tiny").iterdir()) == ["r"]
+    assert os.path.isfile(out / "tiny" / "r" / "summary.json")
