@@ -161,7 +161,12 @@ def sweep(
             raise typer.Exit(130) from None
     except NetflError as exc:
         raise _fail(exc) from None
-    if result.failed:
+    if result.diverged:
+        err.print(f"[red]diverged[/red]: {len(result.diverged)} run(s) stopped when their model "
+                  f"stopped being finite: "
+                  f"{', '.join(r['run_id'] for r in result.diverged[:5])}"
+                  f"{' ...' if len(result.diverged) > 5 else ''} (stop_reason in the index)")
+    if result.failed or result.diverged:
         raise typer.Exit(1)
 
 

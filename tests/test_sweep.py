@@ -494,3 +494,17 @@ def test_a_sweep_of_absurd_size_is_refused_before_expanding(tmp_path):
     values = ",".join(str(k) for k in range(1, 1001))
     with pytest.raises(ScenarioError, match="200,000 runs"):
         load_sweep(path, grid=[f"algorithm.local_steps={values}"], seeds=200)
+
+
+def test_a_sweep_with_a_diverged_run_says_so_and_exits_1(tmp_path):
+    from typer.testing import CliRunner
+
+    from netfl.cli import app
+
+    path = write_scenario(tmp_path, model={"kind": "mlp", "hidden": [8]},
+                          algorithm={**TINY["algorithm"], "rounds": 2})
+    result = CliRunner().invoke(app, ["sweep", str(path), "--grid", "algorithm.lr=0.1,1e30",
+                                      "--workers", "1", "--out", str(tmp_path / "out"), "-q"])
+    assert result.exit_code == 1 and "diverged" in result.output and "1 run(s)" in result.output
+    index = read_index(tmp_path / "out")
+    assert sorted(index["stop_reason"]) == ["diverged", "rounds"]

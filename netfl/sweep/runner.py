@@ -70,6 +70,11 @@ class SweepResult:
     def failed(self) -> list[dict]:
         return [r for r in self.rows if r["status"] in (FAILED, LOST)]
 
+    @property
+    def diverged(self) -> list[dict]:
+        """Done runs whose model stopped being finite (stop_reason 'diverged')."""
+        return [r for r in self.rows if r.get("stop_reason") == "diverged"]
+
 
 class Observer:
     """What a sweep tells its progress display; every method is optional to override."""
