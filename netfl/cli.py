@@ -75,6 +75,11 @@ def run(
                                           run_id=run_id, on_start=progress.attach)
     except NetflError as exc:
         raise _fail(exc) from None
+    except MemoryError:  # a size no check foresaw: say so rather than show a traceback
+        err.print("[red]error:[/red] the run needed more host memory than this machine has; "
+                  "no results were written. Reduce the scenario's sizes (clients, model, "
+                  "durations, trace lengths) or run it on a larger machine.")
+        raise typer.Exit(1) from None
     except KeyboardInterrupt:
         err.print("[yellow]interrupted: no results were written[/yellow]")
         raise typer.Exit(130) from None

@@ -106,6 +106,10 @@ class SpeedDistribution(Section):
         return self
 
 
+# Vehicles drawn per road entry at most: a year of a busy highway lane is about 10 million.
+MAX_ARRIVALS_PER_ENTRY = 10_000_000
+
+
 class Traffic(Section):
     """Built-in traffic: vehicles arrive at each road entry (a highway's two ends; every street
     end of a grid) as a Poisson process of ``arrivals_per_hour``, during [0, ``duration``)."""
@@ -113,6 +117,15 @@ class Traffic(Section):
     arrivals_per_hour: PositiveFloat = 2000.0
     speed: SpeedDistribution | None = None
     duration: PositiveDuration = 3600.0
+
+    @model_validator(mode="after")
+    def _bounded(self) -> Traffic:
+        expected = self.arrivals_per_hour * self.duration / 3600.0
+        if expected > MAX_ARRIVALS_PER_ENTRY:
+            raise ValueError(f"arrivals_per_hour x duration is {expected:.3g} vehicles per road "
+                             f"entry, more than {MAX_ARRIVALS_PER_ENTRY:,} (every one is "
+                             f"drawn and kept): a shorter duration or fewer arrivals")
+        return self
 
 
 class RsuPlacement(Section):

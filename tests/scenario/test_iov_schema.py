@@ -230,3 +230,12 @@ def test_a_scenario_with_the_old_path_loss_name_is_told_what_to_use(iov, tmp_pat
     scenario["world"]["radio"] = {"kind": "shannon", "path_loss": "tr36885-v2i"}
     with pytest.raises(ScenarioError, match="use winner-b1-los"):
         load_scenario(scenario)
+
+
+def test_traffic_that_would_draw_billions_of_vehicles_is_refused():
+    """duration 1e12 s at 1,200 vehicles/h asked numpy for 2.6 TB (found by tests/fuzz)."""
+    from netfl.scenario.iov import Traffic
+
+    with pytest.raises(ValueError, match="3.33e\\+11 vehicles per road entry"):
+        Traffic(arrivals_per_hour=1200, duration=1e12)
+    Traffic(arrivals_per_hour=1200, duration=3600 * 24 * 300)  # 300 days: fine
