@@ -249,6 +249,10 @@ class Association(Section):
     hysteresis_deg: NonNegativeFloat = 5.0
 
 
+# Coarse contact-plan steps at most: 100 days at the default 10 s step.
+MAX_PLAN_STEPS = 864_000
+
+
 class LeoWorld(Section):
     """Ground users are clients of the satellites in view; satellites are joined by ISLs
     (+Grid) or through ground stations, which also lead to the cloud."""
@@ -277,6 +281,10 @@ class LeoWorld(Section):
     def _aware(self) -> LeoWorld:
         if self.start.tzinfo is None:
             raise ValueError("start needs a time zone, e.g. 2026-01-01T00:00:00Z")
+        if self.horizon / self.step > MAX_PLAN_STEPS:
+            raise ValueError(f"horizon / step is {self.horizon / self.step:.3g} steps of every "
+                             f"satellite and site, more than {MAX_PLAN_STEPS:,}: a shorter "
+                             f"horizon or a longer step (TLEs are good for days, not years)")
         return self
 
     @property

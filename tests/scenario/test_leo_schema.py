@@ -243,3 +243,16 @@ def test_a_link_budget_in_the_old_one_way_form_is_an_unknown_key_with_the_new_na
         f"{p.path}: {p.message}" for p in problems(leo))
     leo["world"]["gsl"] = {"kind": "link-budget", "rates": "dvb-s3"}
     assert "dvb-s2" in problem(leo)
+
+
+def test_a_contact_plan_of_absurd_length_is_refused():
+    """A horizon of 1e12 s would propagate every satellite a hundred billion times."""
+    import yaml
+
+    from netfl.scenario import load_scenario
+
+    scenario = yaml.safe_load((Path(__file__).resolve().parents[2] / "scenarios" / "leo"
+                               / "short.yaml").read_text())
+    scenario["world"]["horizon"] = 1e12
+    with pytest.raises(ScenarioError, match="1e\\+11 steps"):
+        load_scenario(scenario)
