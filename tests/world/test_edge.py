@@ -32,6 +32,18 @@ def test_file_assignment(tmp_path):
     assert w.client_edge == {"c0": "e1", "c1": "e0", "c2": "e1"}
 
 
+@pytest.mark.parametrize("attribute, value", [("delay", float("nan")), ("rate", float("inf")),
+                                              ("rate", "1e400 Gbps")])
+def test_a_graphml_edge_with_a_nonfinite_number_is_named(tmp_path, attribute, value):
+    """A NaN delay in a GraphML file simulated rounds at time NaN (issue 18)."""
+    g = nx.Graph()
+    g.add_edge("0", "1", **{attribute: value})
+    path = tmp_path / "g.graphml"
+    nx.write_graphml(g, path)
+    with pytest.raises(ScenarioError, match="edge \\(0, 1\\): not a finite"):
+        world(clients=2, edge_servers=2, topology={"kind": "file", "path": path})
+
+
 @pytest.mark.parametrize(("text", "fragment"), [
     ("who,where\n0,1\n", "header"),
     ("client,edge_server\n0,x\n", "must be integers"),
