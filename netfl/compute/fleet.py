@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-import csv
+import math
 from collections import defaultdict
 from pathlib import Path
 
@@ -21,6 +21,7 @@ from netfl.errors import ScenarioError, ScenarioProblem
 from netfl.network.transfer import Network
 from netfl.scenario.sections import Devices, DeviceSpec, RandomOnOff, TraceAvailability
 from netfl.sim.clock import RandomStreams
+from netfl.sim.csvfile import csv_rows
 from netfl.sim.onoff import check_intervals, random_onoff, scheduled_onoff
 from netfl.sim.trace import Dropout, TraceBus
 from netfl.world.base import CLIENT, CLOUD, EDGE, World
@@ -138,18 +139,16 @@ def read_outage_trace(path: Path, n_clients: int) -> dict[int, list[tuple[float,
         raise ScenarioError([ScenarioProblem(field, message, has_value=False, source=str(path))])
 
     outages: dict[int, list[tuple[float, float]]] = defaultdict(list)
-    with open(path, newline="") as handle:
-        reader = csv.DictReader(handle)
-        if reader.fieldnames is None or {"client", "down_s", "up_s"} - set(reader.fieldnames):
-            fail(f"needs a header with columns client,down_s,up_s; found {reader.fieldnames}")
-        for row_number, row in enumerate(reader, start=2):
-            try:
-                client, down, up = int(row["client"]), float(row["down_s"]), float(row["up_s"])
-            except (TypeError, ValueError):
-                fail(f"row {row_number}: expected integer client and numeric down_s, up_s: {row}")
-            if not 0 <= client < n_clients:
-                fail(f"row {row_number}: client {client} is not in 0..{n_clients - 1}")
-            outages[client].append((down, up))
+    for row_number, row in csv_rows(path, {"client", "down_s", "up_s"}, fail):
+        try:
+            client, down, up = int(row["client"]), float(row["down_s"]), float(row["up_s"])
+        except (TypeError, ValueError):
+            fail(f"row {row_number}: expected integer client and numeric down_s, up_s: {row}")
+        if not 0 <= client < n_clients:
+            fail(f"row {row_number}: client {client} is not in 0..{n_clients - 1}")
+        if not (math.isfinite(down) and math.isfinite(up)):
+            fail(f"row {row_number}: down_s and up_s must be finite numbers: {row}")
+        outages[client].append((down, up))
     for client, intervals in outages.items():
         try:
             outages[client] = check_intervals(intervals)

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import networkx as nx
@@ -21,6 +20,7 @@ from netfl.scenario.sections import (
     StarTopology,
 )
 from netfl.sim.clock import parse_quantity
+from netfl.sim.csvfile import csv_rows
 from netfl.world.base import CLIENT, CLOUD, CLOUD_NAME, EDGE, World, client_name, edge_name
 
 
@@ -73,21 +73,17 @@ def _read_assignment(path: Path, n: int, m: int) -> list[int]:
             "world.assignment.path", message, value, has_value, source=str(path))])
 
     owner: dict[int, int] = {}
-    with open(path, newline="") as handle:
-        reader = csv.DictReader(handle)
-        if reader.fieldnames is None or {"client", "edge_server"} - set(reader.fieldnames):
-            fail(f"needs a header with columns client,edge_server; found {reader.fieldnames}")
-        for row_number, row in enumerate(reader, start=2):
-            try:
-                client, server = int(row["client"]), int(row["edge_server"])
-            except (TypeError, ValueError):
-                fail(f"row {row_number}: client and edge_server must be integers", row, True)
-            if not (0 <= client < n and 0 <= server < m):
-                fail(f"row {row_number}: client must be in 0..{n - 1} and edge_server in "
-                     f"0..{m - 1}", row, True)
-            if client in owner:
-                fail(f"row {row_number}: client {client} is assigned twice", row, True)
-            owner[client] = server
+    for row_number, row in csv_rows(path, {"client", "edge_server"}, fail):
+        try:
+            client, server = int(row["client"]), int(row["edge_server"])
+        except (TypeError, ValueError):
+            fail(f"row {row_number}: client and edge_server must be integers", row, True)
+        if not (0 <= client < n and 0 <= server < m):
+            fail(f"row {row_number}: client must be in 0..{n - 1} and edge_server in "
+                 f"0..{m - 1}", row, True)
+        if client in owner:
+            fail(f"row {row_number}: client {client} is assigned twice", row, True)
+        owner[client] = server
     missing = sorted(set(range(n)) - set(owner))
     if missing:
         fail(f"clients without an edge server: {missing[:10]}{' ...' if len(missing) > 10 else ''}")

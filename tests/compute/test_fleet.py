@@ -84,10 +84,13 @@ def test_availability_trace(tmp_path):
 @pytest.mark.parametrize(("text", "fragment"), [
     ("client,down\n", "header"), ("client,down_s,up_s\n0,a,1\n", "numeric"),
     ("client,down_s,up_s\n99,1,2\n", "not in 0..9"), ("client,down_s,up_s\n0,3,2\n", "down < up"),
+    ("client,down_s,up_s\n0,nan,2\n", "finite"), ("client,down_s,up_s\n0,1,inf\n", "finite"),
+    (b"client,down_s,up_s\n0,1,2 \xe9t\xe9\n", "not UTF-8"),
+    (b"client,down_s,up_s\n0,1\x00,2\n", "numeric"),
 ])
 def test_availability_trace_errors(tmp_path, text, fragment):
     path = tmp_path / "avail.csv"
-    path.write_text(text)
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
     with pytest.raises(ScenarioError) as info:
         make_fleet({"clients": {"flops": "1 GFLOPS", "availability": {
             "kind": "trace", "path": path}}})

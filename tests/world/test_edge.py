@@ -50,10 +50,12 @@ def test_a_graphml_edge_with_a_nonfinite_number_is_named(tmp_path, attribute, va
     ("client,edge_server\n0,5\n", "edge_server in 0..1"),
     ("client,edge_server\n0,1\n0,0\n", "assigned twice"),
     ("client,edge_server\n0,1\n", "clients without an edge server: [1, 2]"),
+    (b"client,edge_server\n0,1\n1,\xe9\n", "not UTF-8"),
+    (bytes(range(256)), "not UTF-8"),
 ])
 def test_file_assignment_errors_name_the_file(tmp_path, text, fragment):
     path = tmp_path / "a.csv"
-    path.write_text(text)
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
     with pytest.raises(ScenarioError) as info:
         world(clients=3, edge_servers=2, assignment={"kind": "file", "path": path})
     p = info.value.problems[0]
