@@ -72,7 +72,7 @@ def constellation(spec: LeoWorld) -> tuple[list[str], list[Satrec], list[tuple[i
         shell = PRESETS[source.preset]
     elif isinstance(source, TleConstellation):
         try:
-            pairs = parse_tle(source.path.read_text(), source=str(source.path))
+            pairs = parse_tle(source.path.read_text(encoding="utf-8"), source=str(source.path))
         except (ValueError, OSError) as exc:
             raise ScenarioError([ScenarioProblem("world.constellation.path", str(exc),
                                                  has_value=False,
