@@ -333,7 +333,13 @@ def run_scenario(
         run_id: the run directory's name (default: timestamp and seed; suffixed if taken).
         on_start: called with the built Simulation before it runs (progress bars subscribe here).
     """
-    from netfl.results.store import check_run_id, check_writable, new_run_id, write_run
+    from netfl.results.store import (
+        check_run_id,
+        check_writable,
+        new_run_id,
+        remove_if_empty,
+        write_run,
+    )
 
     if run_id is not None:
         check_run_id(run_id)
@@ -342,12 +348,15 @@ def run_scenario(
     elif overrides:  # only what was set, so that e.g. a switch of algorithm.kind stays valid
         scenario = load_scenario(scenario.model_dump(mode="json", exclude_unset=True), overrides)
     parent = Path(out_dir or scenario.output.dir) / scenario.name
-    if write:
-        check_writable(parent)  # now, not after the whole run
-    simulation = Simulation(scenario)
-    if on_start is not None:
-        on_start(simulation)
-    simulation.run()
+    created = check_writable(parent) if write else []  # now, not after the whole run
+    try:
+        simulation = Simulation(scenario)
+        if on_start is not None:
+            on_start(simulation)
+        simulation.run()
+    except BaseException:  # a failed or interrupted run leaves no folder it made behind
+        remove_if_empty(created)
+        raise
     summary, metrics, events = simulation.summary(), simulation.metrics(), simulation.events()
     path = None
     if write:
@@ -369,8 +378,12 @@ def run_scenario(
                 simulation.plot_world(directory)
 
         partition = simulation.partition_table()
-        path = write_run(parent, run_id or new_run_id(scenario.seed), summary, metrics,
-                         dump_scenario(scenario), events, plot,
-                         {"partition": partition} | simulation.world_tables(),
-                         on_summary=on_summary)
+        try:
+            path = write_run(parent, run_id or new_run_id(scenario.seed), summary, metrics,
+                             dump_scenario(scenario), events, plot,
+                             {"partition": partition} | simulation.world_tables(),
+                             on_summary=on_summary)
+        except BaseException:  # what was kept (<run-id>.incomplete) stays; empty folders go
+            remove_if_empty(created)
+            raise
     return RunResult(scenario, summary, metrics, events, path)

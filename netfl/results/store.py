@@ -43,19 +43,33 @@ def check_run_id(run_id: str) -> None:
             source="--run-id")])
 
 
-def check_writable(parent: Path) -> None:
+def check_writable(parent: Path) -> list[Path]:
     """Make ``parent`` and prove a file can be written there, before a run spends its time:
-    a results folder under a file, read-only or on a full disk is found now, not after."""
+    a results folder under a file, read-only or on a full disk is found now, not after.
+    Returns the folders it created, outermost first (``remove_if_empty`` takes them back
+    where the run then fails)."""
     parent = Path(parent)
+    created = [p for p in (parent, *parent.parents) if not p.exists()][::-1]
     try:
         parent.mkdir(parents=True, exist_ok=True)
         probe = parent / f".netfl-write-probe-{os.getpid()}"
         probe.write_bytes(b"netfl")
         probe.unlink()
     except OSError as exc:
+        remove_if_empty(created)
         raise NetflError(f"cannot write results under {parent}: {exc.strerror or exc} "
                          f"({type(exc).__name__}); choose another folder with --out or "
                          f"output.dir") from None
+    return created
+
+
+def remove_if_empty(folders: list[Path]) -> None:
+    """Remove those of ``folders`` (outermost first) that are empty, innermost first."""
+    for folder in reversed(folders):
+        try:
+            folder.rmdir()
+        except OSError:  # not empty, or gone: leave it
+            pass
 
 
 def remove_stale_temporaries(parent: Path) -> list[Path]:

@@ -163,7 +163,12 @@ def rsu_layout(spec: IovWorld, paths: dict[str, Path]) -> list[tuple[float, floa
         return [tuple(map(float, p)) for p in placement.positions]
     if isinstance(road, HighwayRoad):
         _check_rsu_count(road.length / placement.spacing, placement.spacing)
-        return rsu_positions(road.length, placement.spacing, placement.offset)
+        positions = rsu_positions(road.length, placement.spacing, placement.offset)
+        if not positions:
+            _fail("rsus.spacing", f"places no RSU on a road of {road.length:g} m (the first "
+                  f"would be at {placement.offset or placement.spacing / 2:g} m): a longer "
+                  f"road, a smaller spacing or offset", placement.spacing)
+        return positions
     if isinstance(road, GridRoad):
         box = (0.0, 0.0, road.blocks_x * road.block, road.blocks_y * road.block)
         offset = 0.0 if placement.offset is None else placement.offset

@@ -400,3 +400,17 @@ def test_a_spacing_that_places_absurdly_many_rsus_is_named():
     with pytest.raises(ScenarioError, match=r"world.rsus.spacing = 1e-09: places about "
                        r"5e\+12 RSUs"):
         run_scenario(scenario, write=False)
+
+
+def test_a_road_too_short_for_its_first_rsu_is_named():
+    """A 1 m highway with RSUs every 800 m placed none and failed in numpy (found by tests/fuzz)."""
+    import yaml
+
+    scenario = yaml.safe_load(
+        (Path(__file__).resolve().parents[2] / "scenarios" / "iov" / "short.yaml").read_text())
+    scenario["world"]["road"]["length"] = 1
+    scenario["model"] = {"kind": "fake"}
+    scenario["data"] = {"dataset": "synthetic"}
+    with pytest.raises(ScenarioError, match=r"world.rsus.spacing = 800.0: places no RSU on a "
+                       r"road of 1 m"):
+        run_scenario(scenario, write=False)
