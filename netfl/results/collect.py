@@ -89,7 +89,7 @@ class Collection:
 def _find(path: Path, runs: list[Path], sweeps: list[Path]) -> None:
     if (path / "sweep.json").is_file():
         sweeps.append(path)
-    elif is_complete(path):
+    elif (path / SUMMARY).is_file():  # read later: a damaged one is an error naming it
         runs.append(path)
     else:
         for child in sorted(path.iterdir()):
