@@ -310,6 +310,18 @@ def test_nesting_too_deep_is_an_error_not_a_recursion_error(tmp_path):
         write(tmp_path, "name: " + "[" * 100_000 + "]" * 100_000 + "\n")).message
 
 
+def assert_refused(tiny, field, value, words):
+    """Set the dotted ``field`` of ``tiny`` to ``value``: the one problem names it and says
+    ``words``."""
+    node = tiny
+    *parents, last = field.split(".")
+    for key in parents:
+        node = node[key]
+    node[last] = value
+    p = only(tiny)
+    assert p.path.startswith(field) and words in p.message, p.format()
+
+
 @pytest.mark.parametrize("field, value, words", [
     ("links.access.delay", float("inf"), "finite"),
     ("links.access.delay", float("nan"), "finite"),
@@ -321,13 +333,7 @@ def test_nesting_too_deep_is_an_error_not_a_recursion_error(tmp_path):
     ("devices.clients.jitter", 1e6, "less than or equal to 3"),
 ])
 def test_nonsense_numbers_are_named(tiny, field, value, words):
-    node = tiny
-    *parents, last = field.split(".")
-    for key in parents:
-        node = node[key]
-    node[last] = value
-    p = only(tiny)
-    assert p.path.startswith(field) and words in p.message, p.format()
+    assert_refused(tiny, field, value, words)
 
 
 def test_a_boolean_still_sets_a_boolean_field(tiny):
@@ -370,10 +376,4 @@ def test_a_build_problem_from_an_override_is_blamed_on_the_override(tmp_path, ti
 ])
 def test_work_that_would_never_end_is_bounded_at_validation(tiny, field, value, words):
     """Retransmission probability 0.999999 with 1e9 retries never ended (issue 18)."""
-    node = tiny
-    *parents, last = field.split(".")
-    for key in parents:
-        node = node[key]
-    node[last] = value
-    p = only(tiny)
-    assert p.path.startswith(field) and words in p.message, p.format()
+    assert_refused(tiny, field, value, words)
