@@ -28,9 +28,13 @@ distribution clipped to [min, max] (Group-FEL: 20 to 200 per client).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
+
+from netfl.sim.csvfile import csv_rows
 
 
 @dataclass(frozen=True)
@@ -284,4 +288,56 @@ def make_partition(spec, labels: np.ndarray, num_classes: int, groups: list[list
         if natural is None or len(natural) != n_clients:
             raise ValueError("this data set has no natural split over these clients")
         return _from_indices(list(natural), labels, num_classes)
+    if kind == "file":
+        return _from_indices(read_partition_file(spec.path, len(labels), n_clients), labels,
+                             num_classes)
     raise ValueError(f"unknown partition {kind!r}")
+
+
+def read_partition_file(path: Path, n_samples: int, n_clients: int) -> list[np.ndarray]:
+    """Each client's training-set indices from a partition file (see FilePartition): JSON
+    ``{"0": [indices], ...}`` or CSV ``client,sample``. Raises ValueError naming the file and
+    what is wrong: a client out of range or without samples, an index out of range, an index
+    given twice."""
+    path = Path(path)
+    owned: dict[int, list[int]] = {}
+
+    def fail(message: str) -> None:
+        raise ValueError(f"{path}: {message}")
+
+    def add(client: object, sample: object, where: str) -> None:
+        try:
+            c, i = int(client), int(sample)
+        except (TypeError, ValueError):
+            fail(f"{where}: client and sample must be integers, got {client!r}, {sample!r}")
+        if not 0 <= c < n_clients:
+            fail(f"{where}: client {c} is not in 0..{n_clients - 1}")
+        if not 0 <= i < n_samples:
+            fail(f"{where}: sample {i} is not in 0..{n_samples - 1} (the training set)")
+        owned.setdefault(c, []).append(i)
+
+    if path.suffix.lower() == ".json":
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, OSError) as exc:
+            fail(f"not a JSON file: {exc}")
+        if not isinstance(data, dict):
+            fail('expected a JSON object {"client": [sample indices], ...}')
+        for client, samples in data.items():
+            if not isinstance(samples, list):
+                fail(f"client {client!r}: expected a list of sample indices")
+            for sample in samples:
+                add(client, sample, f"client {client!r}")
+    else:
+        for row_number, row in csv_rows(path, {"client", "sample"}, fail):
+            add(row["client"], row["sample"], f"row {row_number}")
+    missing = [c for c in range(n_clients) if not owned.get(c)]
+    if missing:
+        more = " ..." if len(missing) > 5 else ""
+        fail(f"{len(missing)} clients have no samples ({missing[:5]}{more})")
+    indices = [np.asarray(owned[c], dtype=np.int64) for c in range(n_clients)]
+    every = np.concatenate(indices)
+    if len(np.unique(every)) != len(every):
+        values, counts = np.unique(every, return_counts=True)
+        fail(f"sample {int(values[counts > 1][0])} is given twice (a partition is disjoint)")
+    return indices

@@ -135,3 +135,38 @@ def test_clients_left_without_a_sample_are_an_error_with_their_count(tiny):
     with pytest.raises(netfl.ScenarioError, match=r"data.partition = 'labels': \d+ of 1340 "
                        r"clients get no training sample \(client \d+"):
         Simulation(netfl.load_scenario(tiny), with_model=False)
+
+
+def test_a_partition_file_gives_each_client_its_samples(tiny, tmp_path):
+    """Another tool's exact partition, as JSON or CSV (issue 19, item 5)."""
+    import json
+
+    import netfl
+    from netfl.simulation import Simulation
+
+    owned = {str(c): list(range(10 * c, 10 * c + 10)) for c in range(6)}
+    (tmp_path / "p.json").write_text(json.dumps(owned))
+    (tmp_path / "p.csv").write_text("client,sample\n" + "".join(
+        f"{c},{i}\n" for c, samples in owned.items() for i in samples))
+    for name in ("p.json", "p.csv"):
+        tiny["data"]["partition"] = {"kind": "file", "path": str(tmp_path / name)}
+        partition = Simulation(netfl.load_scenario(tiny), with_model=False).partition
+        assert [list(map(int, p)) for p in partition.client_indices] == list(owned.values())
+
+
+@pytest.mark.parametrize("content, words", [
+    ('{"0": [1, 2]}', "5 clients have no samples"),
+    ('{"0": [1], "1": [1], "2": [3], "3": [4], "4": [5], "5": [6]}', "sample 1 is given twice"),
+    ('{"0": [99999], "1": [1], "2": [3], "3": [4], "4": [5], "5": [6]}', "99999 is not in"),
+    ('{"9": [1]}', "client 9 is not in 0..5"),
+    ('[1, 2]', "expected a JSON object"),
+])
+def test_a_bad_partition_file_is_named(tiny, tmp_path, content, words):
+    import netfl
+    from netfl.simulation import Simulation
+
+    (tmp_path / "p.json").write_text(content)
+    tiny["data"]["partition"] = {"kind": "file", "path": str(tmp_path / "p.json")}
+    with pytest.raises(netfl.ScenarioError, match=words) as info:
+        Simulation(netfl.load_scenario(tiny), with_model=False)
+    assert "p.json" in str(info.value)
