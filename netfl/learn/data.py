@@ -8,6 +8,7 @@ numpy so that the fake trainer never imports torch; the torch trainer converts t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -54,7 +55,49 @@ def load_dataset(spec: DataSpec, n_clients: int, rng: np.random.Generator,
             options.alpha, options.beta, n_clients, rng, dimension=options.dimension,
             num_classes=options.classes, test_fraction=spec.test_fraction,
             max_samples=options.max_samples, keep_features=features)
+    if name == "arrays":
+        return load_arrays(spec.path), None
     raise ValueError(f"unknown dataset {name!r}")
+
+
+ARRAY_KEYS = ("x_train", "y_train", "x_test", "y_test")
+
+
+def load_arrays(path) -> Dataset:
+    """A data set from the user's disk: a ``.npz`` file of ``x_train``, ``y_train``, ``x_test``
+    and ``y_test`` (features with the sample axis first, finite; labels integers from 0).
+    Raises CorruptDataFile naming the file and what is wrong."""
+    from netfl.errors import CorruptDataFile
+
+    def fail(message: str):
+        raise CorruptDataFile(f"{path}: {message}")
+
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            arrays = {k: archive[k] for k in archive.files if k in ARRAY_KEYS}
+            found = list(archive.files)
+    except (OSError, ValueError, EOFError) as exc:
+        fail(f"not a readable .npz file: {exc}")
+    missing = [k for k in ARRAY_KEYS if k not in arrays]
+    if missing:
+        fail(f"needs arrays {', '.join(ARRAY_KEYS)}; missing {', '.join(missing)} (found "
+             f"{', '.join(found) or 'none'})")
+    for split in ("train", "test"):
+        x, y = arrays[f"x_{split}"], arrays[f"y_{split}"]
+        if x.ndim < 2 or y.ndim != 1 or len(x) != len(y) or len(y) == 0:
+            fail(f"x_{split} {x.shape} and y_{split} {y.shape}: expected features (N, ...) and "
+                 f"labels (N,) of the same N > 0")
+        if not np.issubdtype(x.dtype, np.number) or not np.isfinite(x).all():
+            fail(f"x_{split} must hold finite numbers")
+        if not np.issubdtype(y.dtype, np.integer) or y.min() < 0:
+            fail(f"y_{split} must hold integer labels from 0")
+    if arrays["x_train"].shape[1:] != arrays["x_test"].shape[1:]:
+        fail(f"x_train and x_test differ in shape per sample: {arrays['x_train'].shape[1:]} "
+             f"and {arrays['x_test'].shape[1:]}")
+    classes = int(max(arrays["y_train"].max(), arrays["y_test"].max())) + 1
+    return Dataset(Path(path).stem, arrays["x_train"].astype(np.float32),
+                   arrays["y_train"].astype(np.int64), arrays["x_test"].astype(np.float32),
+                   arrays["y_test"].astype(np.int64), classes)
 
 
 def load_digits(test_fraction: float, rng: np.random.Generator) -> Dataset:

@@ -324,7 +324,7 @@ class SyntheticSpec(Section):
 
 
 DatasetName = Literal[
-    "fashion-mnist", "mnist", "emnist", "cifar10", "cifar100", "digits", "synthetic"
+    "fashion-mnist", "mnist", "emnist", "cifar10", "cifar100", "digits", "synthetic", "arrays"
 ]
 
 
@@ -332,11 +332,14 @@ class DataSpec(Section):
     """Which data, where to find it, and how to split it over clients.
 
     root: a folder holding the data set's files (looked at first); download: let torchvision
-    fetch it where nothing is found and the machine has internet.
+    fetch it where nothing is found and the machine has internet; path: the ``.npz`` file of
+    ``dataset: arrays`` (arrays ``x_train``, ``y_train``, ``x_test``, ``y_test``: features with
+    the sample axis first, integer labels from 0).
     """
 
     dataset: DatasetName = "fashion-mnist"
     root: ResolvedPath | None = None
+    path: ExistingFile | None = None
     download: bool = True
     emnist_split: Literal["balanced", "byclass", "bymerge", "digits", "letters", "mnist"] = (
         "balanced")
@@ -349,6 +352,9 @@ class DataSpec(Section):
     def _consistent(self) -> DataSpec:
         if self.synthetic is not None and self.dataset != "synthetic":
             raise ValueError("the synthetic block applies to dataset: synthetic only")
+        if (self.path is not None) != (self.dataset == "arrays"):
+            raise ValueError("dataset: arrays reads the .npz file at data.path, and data.path "
+                             "is for dataset: arrays only")
         if self.partition.kind == "natural" and self.dataset != "synthetic":
             raise ValueError("partition kind natural needs a data set with its own split "
                              "(synthetic)")

@@ -230,3 +230,40 @@ def test_fashion_mnist_from_the_debian_package():
     assert abs(data.train_x.mean(dtype=np.float64)) < 1e-4
     assert abs(data.train_x.std(dtype=np.float64) - 1.0) < 1e-4
     assert abs(data.test_x.mean(dtype=np.float64)) < 0.05  # test uses the train statistics
+
+
+def test_a_data_set_from_arrays_on_disk_trains(tiny, tmp_path):
+    """dataset: arrays reads the user's own .npz (issue 19, item 5)."""
+    import netfl
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(120, 5)).astype(np.float32)
+    y = (x[:, 0] > 0).astype(np.int64)
+    np.savez(tmp_path / "mine.npz", x_train=x[:100], y_train=y[:100], x_test=x[100:],
+             y_test=y[100:])
+    tiny["data"] = {"dataset": "arrays", "path": str(tmp_path / "mine.npz")}
+    tiny["model"] = {"kind": "logistic"}
+    tiny["algorithm"].update(lr=0.5, rounds=5)
+    result = netfl.run(tiny, write=False)
+    assert result.summary["final_accuracy"] > 0.8
+
+
+@pytest.mark.parametrize("arrays, words", [
+    ({"x_train": np.zeros((4, 2))}, "missing y_train, x_test, y_test"),
+    ({"x_train": np.zeros((4, 2)), "y_train": np.zeros(3, int), "x_test": np.zeros((2, 2)),
+      "y_test": np.zeros(2, int)}, "same N"),
+    ({"x_train": np.full((4, 2), np.nan), "y_train": np.zeros(4, int),
+      "x_test": np.zeros((2, 2)), "y_test": np.zeros(2, int)}, "finite numbers"),
+    ({"x_train": np.zeros((4, 2)), "y_train": np.full(4, 0.5), "x_test": np.zeros((2, 2)),
+      "y_test": np.zeros(2, int)}, "integer labels"),
+])
+def test_bad_arrays_are_named(tmp_path, arrays, words):
+    from netfl.errors import CorruptDataFile
+    from netfl.learn.data import load_arrays
+
+    np.savez(tmp_path / "bad.npz", **arrays)
+    with pytest.raises(CorruptDataFile, match=rf"bad.npz: .*{words}"):
+        load_arrays(tmp_path / "bad.npz")
+    (tmp_path / "junk.npz").write_bytes(b"not a zip")
+    with pytest.raises(CorruptDataFile, match="junk.npz: not a readable .npz"):
+        load_arrays(tmp_path / "junk.npz")
