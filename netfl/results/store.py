@@ -50,9 +50,9 @@ def check_writable(parent: Path) -> list[Path]:
     where the run then fails)."""
     parent = Path(parent)
     created = [p for p in (parent, *parent.parents) if not p.exists()][::-1]
+    probe = parent / f".netfl-write-probe-{os.getpid()}"
     try:
         parent.mkdir(parents=True, exist_ok=True)
-        probe = parent / f".netfl-write-probe-{os.getpid()}"
         probe.write_bytes(b"netfl")
         probe.unlink()
     except OSError as exc:
@@ -60,6 +60,10 @@ def check_writable(parent: Path) -> list[Path]:
         raise NetflError(f"cannot write results under {parent}: {exc.strerror or exc} "
                          f"({type(exc).__name__}); choose another folder with --out or "
                          f"output.dir") from None
+    except BaseException:  # interrupted here (Ctrl-C, kill): take the folders back too
+        probe.unlink(missing_ok=True)
+        remove_if_empty(created)
+        raise
     return created
 
 

@@ -138,3 +138,15 @@ def test_a_killed_runs_temporary_folder_is_removed_by_the_next_run(tiny, tmp_pat
 def test_a_summary_that_does_not_read_as_an_object_is_not_complete(tmp_path, text):
     (tmp_path / "summary.json").write_text(text, encoding="latin-1")
     assert not store.is_complete(tmp_path)
+
+
+def test_an_interrupt_during_the_writability_check_takes_its_folders_back(tmp_path,
+                                                                          monkeypatch):
+    """A Ctrl-C or kill landing between the check's mkdir and its end left the new folder."""
+    def interrupted(path, data):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(type(tmp_path), "write_bytes", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        store.check_writable(tmp_path / "a" / "b")
+    assert list(tmp_path.iterdir()) == []
