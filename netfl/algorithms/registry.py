@@ -13,6 +13,7 @@ from netfl.algorithms.hier_fedavg import HierFedAvg
 from netfl.algorithms.mll_sgd import MllSgd
 from netfl.algorithms.sfl import SFL
 from netfl.algorithms.wrwgd import WRWGD
+from netfl.extensions import load_algorithm
 
 # A kind that differs from another only in its defaults (e.g. fedavg-qsgd: compression on)
 # maps to the same class; its spec in netfl.scenario.algorithms carries the difference.
@@ -40,7 +41,8 @@ ALGORITHMS: dict[str, type[Algorithm]] = {
 
 
 def algorithm_class(kind: str) -> type[Algorithm]:
-    try:
+    """The class of ``kind``: netfl's own, or an extension's (an installed entry point or a
+    ``module:Class`` reference; netfl.extensions)."""
+    if kind in ALGORITHMS:
         return ALGORITHMS[kind]
-    except KeyError:
-        raise ValueError(f"unknown algorithm {kind!r}; known: {', '.join(ALGORITHMS)}") from None
+    return load_algorithm(kind)

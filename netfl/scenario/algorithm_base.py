@@ -4,7 +4,7 @@ compression and learning-rate schedules.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import (
     Field,
@@ -55,6 +55,12 @@ class AlgorithmSpec(Section):
     compression: of what is sent upwards (client -> server, edge -> cloud); downloads stay
         float32.
     """
+
+    # What an extension algorithm declares about itself (netfl's own are listed in
+    # netfl.scenario.schema): the world kinds it runs on, and whether it aggregates at the
+    # cloud (a world must then have one).
+    WORLDS: ClassVar[tuple[str, ...]] = ("edge", "iov", "leo")
+    USES_CLOUD: ClassVar[bool] = False
 
     rounds: PositiveInt = 100
     local_steps: PositiveInt = 5

@@ -18,6 +18,8 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from netfl.errors import ScenarioError, ScenarioProblem
+from netfl.extensions import installed
+from netfl.scenario.algorithms import ExtensionInvalid, ExtensionUnusable
 from netfl.scenario.schema import Scenario
 
 OVERRIDE_SOURCE = "--set"
@@ -229,11 +231,23 @@ def _set_path(raw: dict, parts: tuple, value: object) -> None:
 
 
 def _problems(
-    exc: ValidationError, source: str | None, lines: dict, overridden: set[tuple]
+    exc: ValidationError, source: str | None, lines: dict, overridden: set[tuple],
+    prefix: tuple = (), root: type[BaseModel] = Scenario,
 ) -> list[ScenarioProblem]:
+    """Every error of ``exc`` as a problem at its field's path (``prefix`` + its location
+    below ``root``, the model validated), with file, line and what is allowed."""
     grouped: dict[tuple, list] = {}
+    nested: list[ScenarioProblem] = []
     for err in exc.errors(include_url=False):
-        parts, model, union = _walk(err["loc"])
+        parts, model, union = _walk(err["loc"], root)
+        parts = (*prefix, *parts)
+        cause = (err.get("ctx") or {}).get("error")
+        if isinstance(cause, ExtensionInvalid):  # an extension's own section: its fields
+            nested += _problems(cause.error, source, lines, overridden, parts, cause.spec)
+            continue
+        if isinstance(cause, ExtensionUnusable):
+            parts, err = (*parts, "kind"), {**err, "msg": str(cause),
+                                            "input": (err.get("input") or {}).get("kind")}
         message = _message(err, parts, model, union)
         if err["type"] == "union_tag_invalid":
             parts, err = (*parts, "kind"), {**err, "input": err["ctx"]["tag"]}
@@ -254,7 +268,7 @@ def _problems(
         problems.append(ScenarioProblem(
             ".".join(map(str, parts)), "; or ".join(messages), value if has_value else None,
             has_value, OVERRIDE_SOURCE if from_override else source, line))
-    return problems
+    return problems + nested
 
 
 def _message(err: dict, parts: tuple, model: type | None, union: object) -> str:
@@ -267,7 +281,12 @@ def _message(err: dict, parts: tuple, model: type | None, union: object) -> str:
     if kind == "union_tag_not_found" and union is not None:
         return f"needs a 'kind', one of: {', '.join(_tags(union))}"
     if kind == "union_tag_invalid":
-        return f"unknown kind; expected one of: {err['ctx']['expected_tags']}"
+        hint = ""
+        if parts[:1] == ("algorithm",) and len(parts) == 1:
+            extra = sorted(installed())
+            hint = (f"; or an installed extension ({', '.join(map(repr, extra))})" if extra
+                    else "") + "; or your own as 'package.module:Class' (docs/extending.md)"
+        return f"unknown kind; expected one of: {err['ctx']['expected_tags']}{hint}"
     if kind == "missing":
         return "required field is missing"
     for prefix in ("Value error, ", "Assertion failed, "):
@@ -283,13 +302,14 @@ def _nearest_line(parts: tuple, lines: dict) -> int | None:
     return None
 
 
-def _walk(loc: tuple) -> tuple[tuple, type[BaseModel] | None, object]:
-    """Follow a pydantic error location through the schema.
+def _walk(loc: tuple, root: type[BaseModel] = Scenario
+          ) -> tuple[tuple, type[BaseModel] | None, object]:
+    """Follow a pydantic error location through the schema, from ``root``.
 
     Returns the user-facing path (union branch labels removed), the model that holds the last
     part (for listing allowed keys) and the union type at the location, if it is one.
     """
-    current: object = Scenario
+    current: object = root
     parent_model: type[BaseModel] | None = None
     parts: list = []
     for part in loc:

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import Field, PrivateAttr, model_validator
 
-from netfl.scenario.algorithms import Algorithm, FedAvgSpec
+from netfl.scenario.algorithms import BUILTIN_KINDS, Algorithm, FedAvgSpec
 from netfl.scenario.group_fel import GROUP_KINDS, GroupFelSpec
 from netfl.scenario.iov import IovWorld
 from netfl.scenario.leo import LeoWorld
@@ -27,6 +27,16 @@ IOV_ALGORITHMS = ("fed-chs", "hier-fedavg", "fedavg")
 IOV_PARTITIONS = ("iid", "dirichlet", "labels", "natural")
 
 World = Annotated[EdgeWorld | IovWorld | LeoWorld, Field(discriminator="kind")]
+
+
+def is_extension(algo) -> bool:
+    """Whether an algorithm section is an extension's (netfl.extensions), not netfl's own."""
+    return algo.kind not in BUILTIN_KINDS
+
+
+def uses_cloud(algo) -> bool:
+    """Whether the algorithm aggregates at the cloud (the world must have one)."""
+    return algo.kind in CLOUD_ALGORITHMS or (is_extension(algo) and algo.USES_CLOUD)
 
 
 class Scenario(Section):
@@ -66,7 +76,8 @@ class Scenario(Section):
                     f"algorithm.clients_per_round ({algo.clients_per_round}) exceeds "
                     f"world.clients ({self.world.clients})"
                 )
-        if algo.kind in CLOUD_ALGORITHMS and self.world.cloud == "none":
+        self._extension_runs_on("edge")
+        if uses_cloud(algo) and self.world.cloud == "none":
             raise ValueError(f"{algo.kind} aggregates at the cloud: set world.cloud to 'all' "
                              f"or a list of edge servers")
         count = getattr(algo, "edges_per_round", None)
@@ -100,7 +111,8 @@ class Scenario(Section):
         from the world section (GSL, ISL, gateways) rather than the links classes."""
         algo, world = self.algorithm, self.world
         self._mobile_common("leo")
-        if algo.kind in ("hier-fedavg", "fedavg") and world.ground_stations is None:
+        if (algo.kind in ("hier-fedavg", "fedavg") or (
+                is_extension(algo) and algo.USES_CLOUD)) and world.ground_stations is None:
             raise ValueError(f"{algo.kind} aggregates at the cloud: give "
                              f"world.ground_stations (gateways to the cloud)")
         if algo.kind == "fed-chs" and world.isl.kind == "none" and world.ground_stations is None:
@@ -116,6 +128,13 @@ class Scenario(Section):
                                      f"and the geometry; remove it")
         return self
 
+    def _extension_runs_on(self, world_kind: str) -> None:
+        algo = self.algorithm
+        if is_extension(algo) and world_kind not in algo.WORLDS:
+            raise ValueError(f"algorithm {algo.kind!r} declares it runs on "
+                             f"{', '.join(algo.WORLDS)} worlds (its Spec's WORLDS), not on "
+                             f"{world_kind}")
+
     def _rates_given(self, classes) -> None:
         """Link classes whose rate only the links section can give must have one."""
         for name in classes:
@@ -125,7 +144,9 @@ class Scenario(Section):
     def _mobile_common(self, kind: str) -> None:
         """Checks shared by the iov and leo worlds."""
         algo, a = self.algorithm, "an" if kind == "iov" else "a"
-        if algo.kind not in IOV_ALGORITHMS:
+        if is_extension(algo):
+            self._extension_runs_on(kind)
+        elif algo.kind not in IOV_ALGORITHMS:
             raise ValueError(f"algorithm {algo.kind!r} does not run on {a} {kind} world "
                              f"(clusters change as nodes move); use one of "
                              f"{', '.join(IOV_ALGORITHMS)}")
