@@ -324,6 +324,7 @@ def run_scenario(
     out_dir: str | Path | None = None,
     run_id: str | None = None,
     on_start: Callable[[Simulation], None] | None = None,
+    tidy: bool = True,
 ) -> RunResult:
     """Build, run and (unless ``write`` is False) store one scenario.
 
@@ -332,12 +333,15 @@ def run_scenario(
         write: write ``<out_dir or output.dir>/<name>/<run_id>/`` atomically.
         run_id: the run directory's name (default: timestamp and seed; suffixed if taken).
         on_start: called with the built Simulation before it runs (progress bars subscribe here).
+        tidy: first remove the temporary folders that killed runs of this host left in the
+            scenario's results folder (a sweep does it once for all its runs instead).
     """
     from netfl.results.store import (
         check_run_id,
         check_writable,
         new_run_id,
         remove_if_empty,
+        remove_stale_temporaries,
         write_run,
     )
 
@@ -349,6 +353,8 @@ def run_scenario(
         scenario = load_scenario(scenario.model_dump(mode="json", exclude_unset=True), overrides)
     parent = Path(out_dir or scenario.output.dir) / scenario.name
     created = check_writable(parent) if write else []  # now, not after the whole run
+    if write and tidy:
+        remove_stale_temporaries(parent)
     try:
         simulation = Simulation(scenario)
         if on_start is not None:

@@ -164,6 +164,7 @@ def test_a_scenario_may_tolerate_divergence(tiny):
     result = netfl.run(diverging(tiny, tolerate_divergence=True), write=False)
     assert result.summary["stop_reason"] == "rounds" and result.summary["rounds"] == 6
     assert result.summary["diverged_round"] == 1
+    assert list(result.metrics["round"]) == [0, 6]  # the rows it would have had anyway
 
 
 def test_the_cli_exits_1_on_divergence_and_keeps_the_results(tiny, tmp_path):

@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from netfl.errors import NetflError, ScenarioError
+from netfl.results.store import HOST
 from netfl.simulation import run_scenario
 from netfl.sweep import DaskExecutor, LocalExecutor, load_sweep, read_index, run_sweep
 from netfl.sweep.executors import _stop_stragglers
@@ -461,13 +462,14 @@ def test_resume_removes_temporary_folders_of_dead_processes(tmp_path):
     out = tmp_path / "out"
     parent = out / "runs" / sweep.name
     parent.mkdir(parents=True)
-    dead = parent / f".{sweep.points[0].run_id}.tmp-999999999"  # above any pid Linux gives
-    alive = parent / f".other.tmp-{os.getpid()}"
-    for folder in (dead, alive):
+    dead = parent / f".{sweep.points[0].run_id}.tmp-{HOST}-999999999"  # above any pid Linux gives
+    alive = parent / f".other.tmp-{HOST}-{os.getpid()}"
+    elsewhere = parent / ".third.tmp-another-host-999999999"  # a Dask worker's, elsewhere
+    for folder in (dead, alive, elsewhere):
         folder.mkdir()
         (folder / "metrics.csv").write_text("half written")
     run_sweep(sweep, out, LocalExecutor(workers=1))
-    assert not dead.exists() and alive.exists()
+    assert not dead.exists() and alive.exists() and elsewhere.exists()
 
 
 def test_a_truncated_summary_is_an_incomplete_run_that_reruns(tmp_path):

@@ -321,8 +321,10 @@ class Algorithm:
         spent = self.budget_spent()
         due = round_ % self.spec.eval_every == 0 or round_ == self.spec.rounds or spent
         if self.diverged_round is None and not all_finite(params):
-            due = True  # its row shows the divergence (loss NaN); _record_evaluation stops
             self._diverged(round_)
+            # a run that stops here ends with a row that shows it (loss NaN); a tolerant one
+            # records rows as it would have
+            due = due or self.stopped_by == "diverged"
         measured = self.screen_for_target(params)
         crossed = measured is not None and measured[0] >= self.ctx.stop.target_accuracy
         if due or crossed:

@@ -72,12 +72,12 @@ def _check_model_fits(model_spec, dataset: Dataset) -> None:
     torch for 256 GB and failed deep inside it."""
     import torch
 
-    from netfl.learn.models import build_model
+    from netfl.learn.models import build_model, count_params
     from netfl.sim.cores import available_memory_bytes
 
     with torch.device("meta"):
-        params = sum(p.numel() for p in build_model(
-            model_spec, dataset.input_shape, dataset.num_classes).parameters())
+        params = count_params(build_model(model_spec, dataset.input_shape,
+                                          dataset.num_classes))
     needed, available = params * 4 * HOST_MODEL_COPIES, available_memory_bytes()
     if available is not None and needed > available:
         field = "model.hidden" if getattr(model_spec, "hidden", None) else "model.kind"

@@ -2,7 +2,7 @@
 
 ``results/<name>/<run-id>/`` holds summary.json, metrics.csv and metrics.parquet, the resolved
 scenario (scenario.yaml), partition.csv, events.parquet when tracing is on, and plots.
-Everything is written into a hidden temporary sibling (``.<run-id>.tmp-<pid>``) that is
+Everything is written into a hidden temporary sibling (``.<run-id>.tmp-<host>-<pid>``) that is
 renamed into place only when complete: a crash or Ctrl-C leaves no directory that looks like a
 finished run, and a directory holding summary.json is always complete.
 """
@@ -15,6 +15,7 @@ import math
 import os
 import re
 import shutil
+import socket
 from datetime import datetime
 from pathlib import Path
 
@@ -23,9 +24,11 @@ import pandas as pd
 from netfl.errors import NetflError, ScenarioError, ScenarioProblem
 
 SUMMARY = "summary.json"
+HOST = re.sub(r"[^A-Za-z0-9.]", "_", socket.gethostname()) or "host"
 INCOMPLETE_SUFFIX = ".incomplete"
 # a run id (and a scenario name) is one plain folder name: it can never climb out of its parent
-RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+# ('+': a sweep's ids keep the sign of exponents, as in lr-1e+20)
+RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$")
 
 
 class ResultsNotWritten(NetflError):
@@ -36,10 +39,10 @@ class ResultsNotWritten(NetflError):
 def check_run_id(run_id: str) -> None:
     """Refuse a run id that is not one plain folder name (``..``, ``/``, absolute, hidden,
     empty, over 100 characters or outside ``A-Z a-z 0-9 . _ -``): exit status 2."""
-    if not RUN_ID_PATTERN.match(run_id) or run_id.strip(".") == "":
+    if not RUN_ID_PATTERN.match(run_id):
         raise ScenarioError([ScenarioProblem(
-            "run_id", "a run id is one folder name: up to 100 letters, digits, '.', '_' or "
-            "'-', starting with a letter or digit (no '/', no '..')", run_id,
+            "run_id", "a run id is one folder name: up to 100 letters, digits, '.', '_', '+' "
+            "or '-', starting with a letter or digit (no '/', no '..')", run_id,
             source="--run-id")])
 
 
@@ -76,12 +79,19 @@ def remove_if_empty(folders: list[Path]) -> None:
             pass
 
 
+def temporary_name(name: str) -> str:
+    """The hidden name a folder or file is written under before it is renamed to ``name``:
+    it names this host and process, so a clean-up never takes another machine's."""
+    return f".{name}.tmp-{HOST}-{os.getpid()}"
+
+
 def remove_stale_temporaries(parent: Path) -> list[Path]:
-    """Remove the hidden temporary run folders (``.<run_id>.tmp-<pid>``) under ``parent`` that
-    processes no longer running left behind (killed while writing); returns them."""
+    """Remove the hidden temporary run folders (``temporary_name``) under ``parent`` that
+    processes of this host no longer running left behind (killed while writing); those of
+    other hosts (Dask workers on a shared filesystem) are left alone. Returns the removed."""
     removed = []
-    for tmp in Path(parent).glob(".*.tmp-*"):
-        pid = tmp.name.rsplit(".tmp-", 1)[1]
+    for tmp in Path(parent).glob(f".*.tmp-{HOST}-*"):
+        pid = tmp.name.rsplit("-", 1)[1]
         if tmp.is_dir() and pid.isdigit() and not process_running(int(pid)):
             shutil.rmtree(tmp, ignore_errors=True)
             removed.append(tmp)
@@ -129,6 +139,24 @@ def read_complete_summary(run_dir: Path) -> dict | None:
     return summary if isinstance(summary, dict) else None
 
 
+def is_damaged(run_dir: Path) -> bool:
+    """Whether ``run_dir`` exists without a summary.json that reads as a JSON object: a run
+    folder whose summary was cut short. False where the file cannot be read at all (a
+    filesystem hiccup is not proof of damage)."""
+    path = Path(run_dir) / SUMMARY
+    if not Path(run_dir).is_dir():
+        return False
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    except ValueError:
+        return True
+    return not isinstance(summary, dict)
+
+
 def _jsonable(value):
     if isinstance(value, float) and not math.isfinite(value):
         return None
@@ -152,13 +180,12 @@ def write_run(parent: Path, run_id: str, summary: dict, metrics: pd.DataFrame,
     ``on_summary(summary)``, when given, is called just before ``summary.json`` is written.
     """
     parent = Path(parent)
-    parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_temporaries(parent)
-    tmp = parent / f".{run_id}.tmp-{os.getpid()}"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir()
+    tmp = parent / temporary_name(run_id)
     try:
+        parent.mkdir(parents=True, exist_ok=True)
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        tmp.mkdir()
         metrics.to_csv(tmp / "metrics.csv", index=False)
         metrics.to_parquet(tmp / "metrics.parquet", index=False)
         (tmp / "scenario.yaml").write_text(scenario_yaml, encoding="utf-8")

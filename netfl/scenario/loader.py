@@ -130,6 +130,8 @@ class _StrictLoader(yaml.SafeLoader):
         if isinstance(node, yaml.MappingNode):
             first_line: dict = {}
             for key_node, _value in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue  # '<<: *defaults' merges; the keys written beside it override
                 key = self.construct_object(key_node, deep=True)
                 try:
                     duplicate = key in first_line

@@ -206,7 +206,7 @@ def _expand(sweep: Sweep, raw: dict, lines: dict, origins: dict,
                 if seed is not None:
                     texts.append(f"{SEED}={seed}")
                 try:
-                    scenario = _validate(raw, lines, sweep.source, [*sweep.fixed, *texts])
+                    scenario = _validate(raw, lines, sweep.source, sweep.fixed, texts)
                 except ScenarioError as exc:
                     for problem in exc.problems:
                         mapped = _locate(problem, case_index, case, keys, origins)
@@ -236,16 +236,21 @@ def _expand(sweep: Sweep, raw: dict, lines: dict, origins: dict,
     return points
 
 
-def _validate(raw: dict, lines: dict, path: Path, overrides: Sequence[str]) -> Scenario:
-    """load_scenario's steps on an already read file (less its sweep: section)."""
+def _validate(raw: dict, lines: dict, path: Path, overrides: Sequence[str],
+              swept: Sequence[str] = ()) -> Scenario:
+    """load_scenario's steps on an already read file (less its sweep: section): ``overrides``
+    are the user's --set, ``swept`` the point's grid, case and seed values."""
     source = str(path)
     data = copy.deepcopy(raw)
-    overridden = _apply_overrides(data, overrides, source)
+    given = _apply_overrides(data, overrides, source)
+    overridden = given | _apply_overrides(data, swept, source)
     try:
         scenario = Scenario.model_validate(data, context={"base_dir": path.resolve().parent})
     except ValidationError as exc:
         raise ScenarioError(_problems(exc, source, lines, overridden)) from None
-    return remember_origin(scenario, source, lines, overridden)
+    # problems found later (building the run) blame --set only for what --set gave: a grid
+    # value points at its key's line in the file
+    return remember_origin(scenario, source, lines, given)
 
 
 def has_sweep(path: str | Path) -> bool:

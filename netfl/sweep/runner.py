@@ -255,9 +255,8 @@ def _write_json(path: Path, data: dict) -> None:
 
 
 def _remove_leftovers(out_dir: Path) -> None:
-    """Remove the temporary run folders (``runs/<name>/.<run_id>.tmp-<pid>``) that processes of
-    an earlier, killed sweep left behind: those whose pid no longer runs on this machine. (A
-    Dask worker elsewhere that still writes one loses it, and its run fails and reruns.)"""
+    """Remove the temporary run folders (``runs/<name>/.<run_id>.tmp-<host>-<pid>``) that
+    processes of this host of an earlier, killed sweep left behind (other hosts' are theirs)."""
     for parent in Path(out_dir).glob("runs/*"):
         if parent.is_dir():
             remove_stale_temporaries(parent)

@@ -100,7 +100,7 @@ def _alive(pid: int) -> bool:
 
 def run_point(task: RunTask) -> Outcome:
     """Run one point (see the module docstring). Called in the worker."""
-    from netfl.results.store import is_complete, set_aside
+    from netfl.results.store import is_complete, is_damaged, set_aside
 
     worker = f"{socket.gethostname()}:{os.getpid()}"
     if _started_queue is not None:
@@ -108,7 +108,7 @@ def run_point(task: RunTask) -> Outcome:
     _die_once_hook(task.die_once)
     if is_complete(task.run_dir):
         return Outcome(task.run_id, DONE, read_summary(task.run_dir))
-    if Path(task.run_dir).exists():  # a summary cut short (a full disk, a copy interrupted)
+    if is_damaged(task.run_dir):  # a summary cut short (a full disk, a copy interrupted)
         set_aside(Path(task.run_dir))
     log = Path(task.log_path)
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -124,7 +124,8 @@ def run_point(task: RunTask) -> Outcome:
             _single_threaded_torch(task.scenario)
             from netfl.simulation import run_scenario
 
-            result = run_scenario(task.scenario, out_dir=task.runs_dir, run_id=task.run_id)
+            result = run_scenario(task.scenario, out_dir=task.runs_dir, run_id=task.run_id,
+                                  tidy=False)  # the sweep tidied its folders once at start
         except Exception as exc:  # a failing run is reported, never raised: the sweep goes on
             traceback.print_exc(file=stream)
             stream.write(f"=== failed after {time.perf_counter() - started:.1f} s ===\n")

@@ -230,15 +230,14 @@ FCD_TIME_RANGE_S = (-3.2e9, 3.2e9)
 def _number(path: Path, element, name: str, bounds: tuple[float, float],
             time_s: float | None = None) -> float:
     value = element.get(name)
-    where = f"<{element.tag}" + (f" id={element.get('id')!r}" if element.get("id") else "") + (
-        f"> at time={time_s:g}" if time_s is not None else ">")
     try:
         number = float(value)
     except (TypeError, ValueError):
-        raise CorruptDataFile(f"{path}: {where} has {name}={value!r}; "
-                              f"expected a number") from None
+        number = None
     low, high = bounds
-    if not low <= number <= high:  # NaN fails too
-        raise CorruptDataFile(f"{path}: {where} has {name}={value!r}; expected a finite "
-                              f"number in {low:g}..{high:g}")
-    return number
+    if number is not None and low <= number <= high:  # NaN fails too
+        return number
+    where = f"<{element.tag}" + (f" id={element.get('id')!r}" if element.get("id") else "") + (
+        f"> at time={time_s:g}" if time_s is not None else ">")
+    expected = "a number" if number is None else f"a finite number in {low:g}..{high:g}"
+    raise CorruptDataFile(f"{path}: {where} has {name}={value!r}; expected {expected}")

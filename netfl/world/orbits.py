@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 from sgp4.api import WGS72, Satrec, SatrecArray, jday
+from sgp4.io import compute_checksum
 
 MU_KM3_S2 = 398600.8  # WGS72, the constants SGP4 uses
 EARTH_RADIUS_KM = 6378.135  # WGS72 equatorial radius (orbits)
@@ -130,11 +131,13 @@ def parse_tle(text: str, source: str = "<tle>") -> list[tuple[str, Satrec]]:
 
 
 def tle_checksum_problem(line: str) -> str | None:
-    """What is wrong with a TLE line's checksum (column 69: the digits of columns 1-68 summed,
-    each '-' counting 1, modulo 10), or None. A line without column 69 has none to check."""
+    """What is wrong with a TLE line's characters or checksum (column 69: sgp4's
+    ``compute_checksum`` of columns 1-68), or None. A line without column 69 has none."""
+    if not line.isascii():
+        return "a TLE line holds only ASCII characters"
     if len(line) < 69 or not line[68].isdigit():
         return None
-    total = sum(int(c) if c.isdigit() else c == "-" for c in line[:68]) % 10
+    total = compute_checksum(line)
     if total != int(line[68]):
         return (f"TLE line {line[0]} fails its checksum (column 69 says {line[68]}, the line "
                 f"sums to {total}): a mistyped or damaged line")

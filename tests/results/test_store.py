@@ -12,7 +12,7 @@ import pytest
 import netfl
 from netfl.errors import NetflError, ScenarioError
 from netfl.results import store
-from netfl.results.store import is_complete, unique_run_dir, write_run
+from netfl.results.store import HOST, is_complete, unique_run_dir, write_run
 
 METRICS = pd.DataFrame({"sim_time_s": [0.0, 1.0], "accuracy": [0.1, 0.5]})
 
@@ -63,8 +63,9 @@ def test_a_run_id_that_is_not_one_plain_folder_name_is_refused(tiny, tmp_path, r
     assert not any(tmp_path.rglob("summary.json"))
 
 
-def test_a_plain_run_id_is_used_as_given(tiny, tmp_path):
-    assert netfl.run(tiny, out_dir=tmp_path, run_id="a.b_c-1").path == tmp_path / "tiny" / "a.b_c-1"
+@pytest.mark.parametrize("run_id", ["a.b_c-1", "lr-1e+20_s3-c9170db3"])  # a sweep's ids
+def test_a_plain_run_id_is_used_as_given(tiny, tmp_path, run_id):
+    assert netfl.run(tiny, out_dir=tmp_path, run_id=run_id).path == tmp_path / "tiny" / run_id
 
 
 def test_an_output_folder_under_a_file_is_found_before_the_run(tiny, tmp_path, monkeypatch):
@@ -125,13 +126,14 @@ def test_the_cli_says_where_the_kept_files_are_without_a_traceback(tiny, tmp_pat
 
 def test_a_killed_runs_temporary_folder_is_removed_by_the_next_run(tiny, tmp_path):
     parent = tmp_path / "tiny"
-    dead = parent / ".old.tmp-999999999"  # above any pid Linux gives
-    alive = parent / f".other.tmp-{os.getpid()}"
-    for folder in (dead, alive):
+    dead = parent / f".old.tmp-{HOST}-999999999"  # above any pid Linux gives
+    alive = parent / f".other.tmp-{HOST}-{os.getpid()}"
+    elsewhere = parent / ".third.tmp-another-host-999999999"  # a Dask worker's, elsewhere
+    for folder in (dead, alive, elsewhere):
         folder.mkdir(parents=True)
         (folder / "metrics.csv").write_text("half written")
     netfl.run(tiny, out_dir=tmp_path, run_id="new")
-    assert not dead.exists() and alive.exists()
+    assert not dead.exists() and alive.exists() and elsewhere.exists()
 
 
 @pytest.mark.parametrize("text", ["", "{\"rounds\": 3", "[1, 2]", "\xff"])

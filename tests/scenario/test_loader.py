@@ -377,3 +377,13 @@ def test_a_build_problem_from_an_override_is_blamed_on_the_override(tmp_path, ti
 def test_work_that_would_never_end_is_bounded_at_validation(tiny, field, value, words):
     """Retransmission probability 0.999999 with 1e9 retries never ended (issue 18)."""
     assert_refused(tiny, field, value, words)
+
+
+def test_yaml_merge_keys_still_work(tmp_path, tiny):
+    """'<<: *anchor' is YAML's merge, not a key written twice (the review of issue 18)."""
+    text = yaml.safe_dump(tiny, sort_keys=False).replace(
+        "  access:\n", "  access: &access\n", 1)
+    text = text.replace("  core:\n", "  backhaul:\n    <<: *access\n    delay: 3 ms\n  core:\n", 1)
+    scenario = load_scenario(write(tmp_path, text))
+    assert scenario.links.backhaul.rate == scenario.links.access.rate
+    assert scenario.links.backhaul.delay == pytest.approx(0.003)

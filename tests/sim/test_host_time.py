@@ -52,3 +52,16 @@ def test_the_summary_splits_the_host_time_into_parts(tmp_path):
 
     written = json.loads((result.path / "summary.json").read_text())
     assert written["host_time_s_by_part"] == parts
+
+
+def test_a_cgroup_limit_caps_the_memory_a_run_may_plan_on(tmp_path):
+    """Containers and batch jobs limit memory below the host's: the checks made before a run
+    allocates must see the limit (the review of issue 18)."""
+    from netfl.sim.cores import _cgroup_headroom_bytes
+
+    assert _cgroup_headroom_bytes(str(tmp_path)) is None  # no cgroup files: no limit
+    (tmp_path / "memory.max").write_text("max\n")
+    assert _cgroup_headroom_bytes(str(tmp_path)) is None
+    (tmp_path / "memory.max").write_text("4000000000\n")
+    (tmp_path / "memory.current").write_text("1500000000\n")
+    assert _cgroup_headroom_bytes(str(tmp_path)) == 2_500_000_000
