@@ -322,7 +322,7 @@ def list_(what: str = typer.Argument(
                 for tag, model in variants(Scenario.model_fields[field].annotation)]
 
     sections = {
-        "algorithms": kinds("algorithm"),
+        "algorithms": kinds("algorithm") + _extension_rows(),
         "worlds": kinds("world"),
         "datasets": [(name, DATASET_NOTES.get(name, "")) for name in
                      typing.get_args(DataSpec.model_fields["dataset"].annotation)],
@@ -341,6 +341,25 @@ def list_(what: str = typer.Argument(
             for name, text in rows:
                 table.add_row(f"[bold]{name}[/bold]", text)
             out.print(table)
+
+
+def _extension_rows() -> list[tuple[str, str]]:
+    """Installed extension algorithms (entry points of netfl.algorithms): name and what their
+    Spec says, or why they cannot be used."""
+    from rich.markup import escape
+
+    from netfl.extensions import ExtensionError, installed, load_algorithm
+
+    rows = []
+    for name, entry in sorted(installed().items()):
+        package = entry.dist.name if entry.dist else "?"
+        try:
+            text = _first_line(load_algorithm(name).Spec) or _first_line(load_algorithm(name))
+            rows.append((name, escape(f"[extension, {package}] {text}")))
+        except ExtensionError as exc:
+            rows.append((name, f"[red]{escape(f'[broken extension, {package}]')}[/red] "
+                               f"{escape(str(exc))}"))
+    return rows
 
 
 def _first_line(obj: object) -> str:

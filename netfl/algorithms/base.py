@@ -155,9 +155,12 @@ class Algorithm:
         return arrived
 
     def train_round(self, server: str, clients: Sequence[str], params, round_: int,
-                    steps: int | None = None, lr: float | None = None) -> Generator:
+                    steps: int | None = None, lr: float | None = None,
+                    **solver) -> Generator:
         """``exchange``, then real local training of exactly the clients whose uploads arrived.
 
+        ``solver``: options of the local solver beyond the scenario's SGD (``prox_mu``:
+        FedProx's proximal weight; see the trainer's ``local_train``).
         Returns a RoundResult with their updated parameters, as the server reconstructs them
         (params + the compressed update), and data-size weights normalized over them.
         """
@@ -166,7 +169,8 @@ class Algorithm:
         indices = self.indices(arrived)
         updates = self.trainer.local_train(
             params, indices, steps, self.spec.lr if lr is None else lr, self.spec.batch_size,
-            momentum=self.spec.momentum, weight_decay=self.spec.weight_decay) if arrived else []
+            momentum=self.spec.momentum, weight_decay=self.spec.weight_decay,
+            **solver) if arrived else []
         updates = [self.compressed_towards(u, params) for u in updates]
         return RoundResult(arrived, updates, data_weights(self.trainer.client_sizes[indices]))
 

@@ -1,0 +1,1 @@
+"""An example netfl extension (docs/extending.md): hierarchical FedProx with edge momentum."""

@@ -1,0 +1,194 @@
+"""The user's own algorithms (issue 19): the example package of examples/netfl-example (installed
+by the README's test command) on every world and in a sweep, ``module:Class`` references, and
+every way an extension can be wrong, each a clear error."""
+
+from __future__ import annotations
+
+import copy
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+import netfl
+from netfl.cli import app
+from netfl.extensions import installed, load_algorithm
+from netfl.sweep import DaskExecutor, LocalExecutor, load_sweep, read_index, run_sweep
+from tests.conftest import TINY
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = "hier-prox-momentum"
+FAST = ["model={kind: fake}", "data={dataset: synthetic, partition: {kind: dirichlet, "
+        "alpha: 0.6}}"]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_extensions():
+    load_algorithm.cache_clear()
+    yield
+    load_algorithm.cache_clear()
+
+
+def test_the_example_package_is_installed():
+    assert EXAMPLE in installed(), (
+        "install examples/netfl-example (the README's test command does: pip install -e "
+        "'.[dev]' -e examples/netfl-example)")
+
+
+@pytest.mark.parametrize("base", ["quickstart.yaml", "iov/short.yaml", "leo/short.yaml"])
+def test_the_example_algorithm_runs_on_every_world(base):
+    scenario = netfl.load_scenario(ROOT / "scenarios" / base, [
+        f"algorithm={{kind: {EXAMPLE}, rounds: 3, mu: 0.01, beta: 0.5}}", *FAST])
+    result = netfl.run(scenario, write=False)
+    assert result.summary["algorithm"] == EXAMPLE and result.summary["rounds"] == 3
+    assert result.summary["bytes_by_tag"]["edge->cloud"] > 0  # it did go through the cloud
+
+
+def test_the_example_learns_with_a_real_model():
+    scenario = netfl.load_scenario(ROOT / "scenarios" / "quickstart.yaml",
+                                   [f"algorithm={{kind: {EXAMPLE}, rounds: 20, lr: 0.1}}"])
+    assert netfl.run(scenario, write=False).summary["final_accuracy"] > 0.85
+
+
+def test_its_parameters_are_checked_with_file_line_and_field(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump({**TINY, "algorithm": {"kind": EXAMPLE, "beta": 1.5,
+                                                           "muu": 1}}, sort_keys=False))
+    with pytest.raises(netfl.ScenarioError) as info:
+        netfl.load_scenario(path)
+    found = {p.path: p for p in info.value.problems}
+    line = path.read_text().splitlines().index("  beta: 1.5") + 1
+    assert found["algorithm.beta"].line == line and found["algorithm.beta"].value == 1.5
+    assert "less than 1" in found["algorithm.beta"].message
+    assert "did you mean 'mu'" in found["algorithm.muu"].message
+
+
+def test_a_scenario_with_the_extension_round_trips_and_sweeps_against_a_builtin(tmp_path):
+    """The resolved scenario reloads, and a sweep (worker processes: the Spec pickles) runs
+    the extension beside hier-fedavg."""
+    scenario = copy.deepcopy(TINY)
+    scenario["algorithm"] = {"kind": EXAMPLE, "rounds": 3}
+    resolved = netfl.run(scenario, out_dir=tmp_path / "one")
+    again = netfl.load_scenario(resolved.path / "scenario.yaml")
+    assert again.algorithm == resolved.scenario.algorithm
+    path = tmp_path / "sweep.yaml"
+    path.write_text(yaml.safe_dump({**scenario, "sweep": {"grid": {
+        "algorithm.kind": [EXAMPLE, "hier-fedavg"]}}}))
+    result = run_sweep(load_sweep(path), tmp_path / "sweep", LocalExecutor(workers=2))
+    assert result.counts["done"] == 2
+    local = read_index(tmp_path / "sweep").set_index("algorithm")
+    assert sorted(local.index) == ["hier-fedavg", EXAMPLE]
+    dask = run_sweep(load_sweep(path), tmp_path / "dask", DaskExecutor(workers=1))
+    assert dask.counts["done"] == 2
+    on_dask = read_index(tmp_path / "dask").set_index("algorithm")
+    for column in ("final_accuracy", "sim_time_s", "bytes_total"):
+        assert list(on_dask.loc[local.index, column]) == list(local[column])
+
+
+def test_netfl_list_shows_installed_extensions():
+    result = CliRunner().invoke(app, ["list", "algorithms"])
+    assert result.exit_code == 0 and EXAMPLE in result.output and "netfl-example" in result.output
+
+
+# ------------------------------------------------------------- module:Class references
+
+
+def write_module(tmp_path, monkeypatch, body: str) -> str:
+    """Write ``body`` as a module of a name of its own (imports are cached by name)."""
+    name = "my_algos_" + "".join(c if c.isalnum() else "_" for c in tmp_path.name)
+    (tmp_path / f"{name}.py").write_text(textwrap.dedent(body))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return name
+
+
+GOOD = """
+    from netfl.algorithms.base import Algorithm
+    from netfl.scenario.algorithm_base import AlgorithmSpec
+
+    class OneShotSpec(AlgorithmSpec):
+        kind: str
+        WORLDS = ("edge",)
+
+    class OneShot(Algorithm):
+        '''Every client trains once from the initial model; the edge averages.'''
+        Spec = OneShotSpec
+
+        def run(self):
+            w = self.trainer.init_params()
+            edge = self.world.edge_servers[0]
+            result = yield from self.train_round(edge, self.world.clients_of(edge), w, 1)
+            w = yield from self.aggregate(edge, result.updates, result.weights, "edge", 1)
+            self.end_round(1, w)
+"""
+
+
+def test_a_module_class_reference_needs_no_installation(tmp_path, monkeypatch):
+    module = write_module(tmp_path, monkeypatch, GOOD)
+    scenario = copy.deepcopy(TINY)
+    scenario["algorithm"] = {"kind": f"{module}:OneShot", "rounds": 1}
+    result = netfl.run(scenario, write=False)
+    assert result.summary["rounds"] == 1 and result.summary["algorithm"] == f"{module}:OneShot"
+
+
+def test_an_extension_refuses_worlds_it_does_not_declare(tmp_path, monkeypatch):
+    module = write_module(tmp_path, monkeypatch, GOOD)
+    scenario = yaml.safe_load((ROOT / "scenarios" / "iov" / "short.yaml").read_text())
+    scenario["algorithm"] = {"kind": f"{module}:OneShot"}
+    with pytest.raises(netfl.ScenarioError, match="declares it runs on edge worlds"):
+        netfl.load_scenario(scenario)
+
+
+@pytest.mark.parametrize("body, kind, words", [
+    (GOOD, "no_such_module:OneShot", "cannot import module 'no_such_module'"),
+    (GOOD, "{m}:Nope", "module '{m}' has no attribute 'Nope'"),
+    ("raise RuntimeError('boom')\n", "{m}:X", "importing module '{m}' failed: "
+     "RuntimeError: boom"),
+    ("X = 3\n", "{m}:X", "is 3, not a subclass of netfl.algorithms.base.Algorithm"),
+    ("from netfl.algorithms.base import Algorithm\nclass X(Algorithm):\n    pass\n",
+     "{m}:X", "needs a Spec attribute"),
+    (GOOD.replace("kind: str", "kind: int"), "{m}:OneShot", "must declare 'kind: str'"),
+])
+def test_a_broken_extension_is_a_clear_error_at_its_kind(tmp_path, monkeypatch, body, kind,
+                                                         words):
+    module = write_module(tmp_path, monkeypatch, body)
+    kind, words = kind.format(m=module), words.format(m=module)
+    scenario = copy.deepcopy(TINY)
+    scenario["algorithm"] = {"kind": kind}
+    with pytest.raises(netfl.ScenarioError) as info:
+        netfl.load_scenario(scenario)
+    [problem] = info.value.problems
+    assert problem.path == "algorithm.kind" and problem.value == kind
+    assert words in problem.message
+
+
+def test_an_unknown_kind_mentions_extensions():
+    scenario = copy.deepcopy(TINY)
+    scenario["algorithm"] = {"kind": "hier-prox-momentun"}
+    with pytest.raises(netfl.ScenarioError) as info:
+        netfl.load_scenario(scenario)
+    message = info.value.problems[0].message
+    assert "or an installed extension ('hier-prox-momentum')" in message
+    assert "'package.module:Class'" in message
+
+
+def test_the_cli_runs_an_extension_named_in_a_scenario_file(tmp_path):
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({**TINY, "algorithm": {"kind": EXAMPLE, "rounds": 2}}))
+    result = CliRunner().invoke(app, ["run", str(path), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 0, result.output
+    assert f"({EXAMPLE}): 2 rounds" in result.output
+
+
+def test_the_tutorials_code_is_the_example_packages():
+    """docs/extending.md shows code from the example package: each block marked with its file
+    must appear there verbatim, so the tutorial cannot drift from the code the tests run."""
+    text = (ROOT / "docs" / "extending.md").read_text(encoding="utf-8")
+    blocks = text.split("<!-- from: ")[1:]
+    assert len(blocks) >= 3
+    for block in blocks:
+        path, rest = block.split(" -->", 1)
+        code = rest.split("```python\n", 1)[1].split("```", 1)[0]
+        assert code in (ROOT / path).read_text(encoding="utf-8"), path
