@@ -42,7 +42,9 @@ def test_a_signal_during_a_run_ends_it_cleanly_with_nothing_written(tiny, tmp_pa
     time.sleep(0.5)
     proc.send_signal(sig)
     _, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 130, stderr
+    # After a Ctrl-C Python may end the process by SIGINT itself, so that a calling shell sees
+    # an interrupt: status 130 there either way (seen once in a loaded test run)
+    assert proc.returncode == 130 or (sig == signal.SIGINT and proc.returncode == -sig), stderr
     assert "interrupted: no results were written" in stderr and "Traceback" not in stderr
     assert not out.exists()  # the folders the run made are taken back
 
