@@ -1,8 +1,10 @@
 """Finding the user's own algorithms: installed extensions and ``module:Class`` references.
 
-A scenario's ``algorithm.kind`` that is not one of netfl's names is looked up two ways:
+A scenario's ``algorithm.kind`` (likewise ``model.kind``, ``data.partition.kind``) that is not one
+of netfl's names is looked up two ways:
 
-* an installed package's entry point in the group ``netfl.algorithms`` (its name is the kind)::
+* an installed package's entry point in the group ``netfl.algorithms`` (``netfl.models``,
+  ``netfl.partitions``; its name is the kind)::
 
       [project.entry-points."netfl.algorithms"]
       hier-prox = "mypkg.algos:HierProx"
@@ -10,9 +12,10 @@ A scenario's ``algorithm.kind`` that is not one of netfl's names is looked up tw
 * a reference ``package.module:Class`` written in the scenario itself (no installation needed
   beyond the module being importable).
 
-Either names a subclass of :class:`netfl.algorithms.base.Algorithm` whose ``Spec`` attribute is
-its parameter model, a subclass of :class:`netfl.scenario.algorithm_base.AlgorithmSpec` whose
-``kind`` field is a plain ``str``. docs/extending.md is the tutorial.
+Either names a class whose ``Spec`` attribute is its parameter model, with ``kind: str``: for an
+algorithm a subclass of :class:`netfl.algorithms.base.Algorithm` (Spec: an AlgorithmSpec); for
+a model a class with ``build`` (Spec: a TorchModel); for a partition a class with ``split``
+(Spec: a Section). docs/extending.md is the tutorial.
 
 This module imports neither torch nor the algorithms: the scenario schema uses it to validate.
 """
@@ -27,6 +30,8 @@ import typing
 from netfl.errors import NetflError
 
 ALGORITHM_GROUP = "netfl.algorithms"
+MODEL_GROUP = "netfl.models"
+PARTITION_GROUP = "netfl.partitions"
 
 
 class ExtensionError(NetflError):
@@ -44,15 +49,52 @@ def installed(group: str = ALGORITHM_GROUP) -> dict[str, importlib.metadata.Entr
     return {ep.name: ep for ep in importlib.metadata.entry_points(group=group)}
 
 
-@functools.cache
 def load_algorithm(kind: str) -> type:
-    """The algorithm class ``kind`` names (an entry point or a ``module:Class`` reference).
+    """The algorithm class ``kind`` names: a subclass of netfl.algorithms.base.Algorithm with
+    a ``Spec`` (an AlgorithmSpec subclass). Raises ExtensionError naming what failed."""
+    return _load(ALGORITHM_GROUP, kind)
 
-    Raises ExtensionError naming what failed: no such entry point or module, an import error
-    inside it, or an object that is not an Algorithm subclass with a proper ``Spec``."""
-    from netfl.algorithms.base import Algorithm  # here: the schema imports this module
-    from netfl.scenario.algorithm_base import AlgorithmSpec
 
+def load_model(kind: str) -> type:
+    """The model extension ``kind`` names: a class with a ``Spec`` (a subclass of
+    netfl.scenario.sections.TorchModel) and ``build(spec, input_shape, num_classes)`` that
+    returns a torch.nn.Module."""
+    return _load(MODEL_GROUP, kind)
+
+
+def load_partition(kind: str) -> type:
+    """The partition extension ``kind`` names: a class with a ``Spec`` (a subclass of
+    netfl.scenario.types.Section) and ``split(spec, labels, num_classes, groups, rng)`` that
+    returns each client's training-set indices."""
+    return _load(PARTITION_GROUP, kind)
+
+
+def _contract(group: str) -> tuple[str, type, object, str]:
+    """(what it is called, the base its Spec subclasses, a check of the object, what the check
+    wants) for an extension group; imported late: the schema imports this module."""
+    if group == ALGORITHM_GROUP:
+        from netfl.algorithms.base import Algorithm
+        from netfl.scenario.algorithm_base import AlgorithmSpec
+
+        return ("algorithm", AlgorithmSpec,
+                lambda obj: isinstance(obj, type) and issubclass(obj, Algorithm),
+                "a subclass of netfl.algorithms.base.Algorithm")
+    if group == MODEL_GROUP:
+        from netfl.scenario.sections import TorchModel
+
+        return ("model", TorchModel,
+                lambda obj: isinstance(obj, type) and callable(getattr(obj, "build", None)),
+                "a class with build(spec, input_shape, num_classes)")
+    from netfl.scenario.types import Section
+
+    return ("partition", Section,
+            lambda obj: isinstance(obj, type) and callable(getattr(obj, "split", None)),
+            "a class with split(spec, labels, num_classes, groups, rng)")
+
+
+@functools.cache
+def _load(group: str, kind: str) -> type:
+    what, spec_base, usable, wanted = _contract(group)
     if is_reference(kind):
         module_name, _, attribute = kind.partition(":")
         where = f"module {module_name!r}"
@@ -61,35 +103,44 @@ def load_algorithm(kind: str) -> type:
             for part in attribute.split("."):
                 obj = getattr(obj, part)
         except ModuleNotFoundError as exc:
-            raise ExtensionError(f"algorithm {kind!r}: cannot import {where}: {exc} (is it "
+            raise ExtensionError(f"{what} {kind!r}: cannot import {where}: {exc} (is it "
                                  f"installed, or its folder on PYTHONPATH?)") from None
         except AttributeError:
-            raise ExtensionError(f"algorithm {kind!r}: {where} has no attribute "
+            raise ExtensionError(f"{what} {kind!r}: {where} has no attribute "
                                  f"{attribute!r}") from None
         except Exception as exc:  # an error inside the user's module
-            raise ExtensionError(f"algorithm {kind!r}: importing {where} failed: "
+            raise ExtensionError(f"{what} {kind!r}: importing {where} failed: "
                                  f"{type(exc).__name__}: {exc}") from None
     else:
-        entry = installed().get(kind)
+        entry = installed(group).get(kind)
         if entry is None:
-            raise ExtensionError(f"no algorithm {kind!r}")
+            raise ExtensionError(f"no {what} {kind!r}")
         where = f"package {entry.dist.name if entry.dist else '?'} (entry point {entry.value})"
         try:
             obj = entry.load()
         except Exception as exc:
-            raise ExtensionError(f"algorithm {kind!r} of {where} failed to load: "
+            raise ExtensionError(f"{what} {kind!r} of {where} failed to load: "
                                  f"{type(exc).__name__}: {exc}") from None
-    if not (isinstance(obj, type) and issubclass(obj, Algorithm)):
-        raise ExtensionError(f"algorithm {kind!r} ({where}) is {obj!r}, not a subclass of "
-                             f"netfl.algorithms.base.Algorithm")
+    if not usable(obj):
+        raise ExtensionError(f"{what} {kind!r} ({where}) is {obj!r}, not {wanted}")
     spec = getattr(obj, "Spec", None)
-    if not (isinstance(spec, type) and issubclass(spec, AlgorithmSpec)):
-        raise ExtensionError(f"algorithm {kind!r} ({where}) needs a Spec attribute: a subclass "
-                             f"of netfl.scenario.algorithm_base.AlgorithmSpec with its "
+    if not (isinstance(spec, type) and issubclass(spec, spec_base)):
+        raise ExtensionError(f"{what} {kind!r} ({where}) needs a Spec attribute: a subclass "
+                             f"of {spec_base.__module__}.{spec_base.__name__} with its "
                              f"parameters")
     annotation = spec.model_fields["kind"].annotation if "kind" in spec.model_fields else None
     if annotation is not str:
-        raise ExtensionError(f"algorithm {kind!r} ({where}): its Spec must declare "
+        raise ExtensionError(f"{what} {kind!r} ({where}): its Spec must declare "
                              f"'kind: str' (got {typing.get_origin(annotation) or annotation}); "
                              f"netfl checks the kind against the name it was found by")
     return obj
+
+
+def load_for_group(group: str, kind: str) -> type:
+    """The extension ``kind`` names in ``group`` (one of the three groups above)."""
+    return _load(group, kind)
+
+
+def clear_cache() -> None:
+    """Forget loaded extensions (tests that write modules of their own)."""
+    _load.cache_clear()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import textwrap
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from typer.testing import CliRunner
 
 import netfl
 from netfl.cli import app
-from netfl.extensions import installed, load_algorithm
+from netfl.extensions import clear_cache, installed
 from netfl.sweep import DaskExecutor, LocalExecutor, load_sweep, read_index, run_sweep
 from tests.conftest import TINY
 
@@ -27,9 +28,9 @@ FAST = ["model={kind: fake}", "data={dataset: synthetic, partition: {kind: diric
 
 @pytest.fixture(autouse=True)
 def _fresh_extensions():
-    load_algorithm.cache_clear()
+    clear_cache()
     yield
-    load_algorithm.cache_clear()
+    clear_cache()
 
 
 def test_the_example_package_is_installed():
@@ -192,3 +193,87 @@ def test_the_tutorials_code_is_the_example_packages():
         path, rest = block.split(" -->", 1)
         code = rest.split("```python\n", 1)[1].split("```", 1)[0]
         assert code in (ROOT / path).read_text(encoding="utf-8"), path
+
+
+# ------------------------------------------------------------- models and partitions
+
+
+def test_the_example_model_and_partition_are_installed_and_train():
+    assert "residual-mlp" in installed("netfl.models")
+    assert "zipf-sizes" in installed("netfl.partitions")
+    scenario = netfl.load_scenario(ROOT / "scenarios" / "quickstart.yaml", [
+        "model={kind: residual-mlp, width: 64, blocks: 1}",
+        "data.partition={kind: zipf-sizes, exponent: 0.8}", "algorithm.rounds=10"])
+    result = netfl.run(scenario, write=False)
+    assert result.summary["final_accuracy"] > 0.8
+    assert result.summary["model_params"] == 64 * 64 + 64 + 64 * 64 * 2 + 64 * 2 + 64 * 10 + 10
+    assert result.summary["clients"] == 20
+
+
+@pytest.mark.parametrize("base", ["iov/short.yaml", "leo/short.yaml"])
+def test_the_example_partition_splits_a_moving_population(base):
+    scenario = netfl.load_scenario(ROOT / "scenarios" / base, [
+        "data.partition={kind: zipf-sizes}", "algorithm.rounds=2", "model={kind: fake}",
+        "data.dataset=synthetic"])
+    assert netfl.run(scenario, write=False).summary["rounds"] == 2
+
+
+@pytest.mark.parametrize("split, words", [
+    ("[[0, 1]]", "gave 1 clients' indices for 6 clients"),
+    ("[[0], [0], [1], [2], [3], [4]]", "sample 0 is given twice"),
+    ("[[0], [1], [2], [3], [4], []]", "1 clients have no samples ([5])"),
+    ("[[10**9], [1], [2], [3], [4], [5]]", "an index is outside"),
+])
+def test_a_partition_extension_that_does_not_partition_is_named(tmp_path, monkeypatch, split,
+                                                                 words):
+    module = write_module(tmp_path, monkeypatch, f"""
+        from netfl.scenario.types import Section
+
+        class BadSpec(Section):
+            kind: str
+
+        class Bad:
+            Spec = BadSpec
+
+            @staticmethod
+            def split(spec, labels, num_classes, groups, rng):
+                return {split}
+    """)
+    scenario = copy.deepcopy(TINY)
+    scenario["data"]["partition"] = {"kind": f"{module}:Bad"}
+    with pytest.raises(netfl.ScenarioError, match=rf"data.partition: partition '{module}:Bad': "
+                       rf"{re.escape(words)}"):
+        netfl.run(scenario, write=False)
+
+
+def test_a_model_extension_that_builds_no_module_is_named(tmp_path, monkeypatch):
+    module = write_module(tmp_path, monkeypatch, """
+        from netfl.scenario.sections import TorchModel
+
+        class NotASpec(TorchModel):
+            kind: str
+
+        class NotAModel:
+            Spec = NotASpec
+
+            @staticmethod
+            def build(spec, input_shape, num_classes):
+                return "a string"
+    """)
+    scenario = copy.deepcopy(TINY)
+    scenario["model"] = {"kind": f"{module}:NotAModel"}
+    with pytest.raises(netfl.ScenarioError,
+                       match="build\\(\\) returned str, not a torch.nn.Module"):
+        netfl.run(scenario, write=False)
+
+
+def test_an_unknown_model_or_partition_kind_mentions_extensions():
+    for section, kind in (("model", "residual-mpl"), ("partition", "zipf")):
+        scenario = copy.deepcopy(TINY)
+        if section == "model":
+            scenario["model"] = {"kind": kind}
+        else:
+            scenario["data"]["partition"] = {"kind": kind}
+        with pytest.raises(netfl.ScenarioError) as info:
+            netfl.load_scenario(scenario)
+        assert "installed extension" in info.value.problems[0].message

@@ -12,6 +12,7 @@ import math
 import torch
 from torch import nn
 
+from netfl.extensions import load_model
 from netfl.scenario.sections import ArchitectureModel, LogisticModel, MlpModel
 
 FEDCHS_MLP_SMALL = [200, 200]  # Fed-CHS, 28x28 inputs
@@ -40,7 +41,12 @@ def build_model(spec, input_shape: tuple[int, ...], num_classes: int) -> nn.Modu
         from netfl.learn.architectures import ARCHITECTURES
 
         return ARCHITECTURES[spec.kind](tuple(input_shape), num_classes)
-    raise ValueError(f"unknown model {spec!r}")
+    # an extension's (netfl.extensions): its class builds it
+    module = load_model(spec.kind).build(spec, tuple(input_shape), num_classes)
+    if not isinstance(module, nn.Module):
+        raise ValueError(f"model {spec.kind!r}: build() returned {type(module).__name__}, not "
+                         f"a torch.nn.Module")
+    return module
 
 
 def count_params(model: nn.Module) -> int:

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from netfl.extensions import load_partition
 from netfl.sim.csvfile import csv_rows
 
 
@@ -291,7 +292,31 @@ def make_partition(spec, labels: np.ndarray, num_classes: int, groups: list[list
     if kind == "file":
         return _from_indices(read_partition_file(spec.path, len(labels), n_clients), labels,
                              num_classes)
-    raise ValueError(f"unknown partition {kind!r}")
+    # an extension's (netfl.extensions): its class splits, netfl checks the split
+    split = load_partition(kind).split(spec, labels, num_classes, groups, rng)
+    return _from_indices(checked_split(split, len(labels), n_clients, f"partition {kind!r}"),
+                         labels, num_classes)
+
+
+def checked_split(split, n_samples: int, n_clients: int, who: str) -> list[np.ndarray]:
+    """``split`` (one index sequence per client) as int64 arrays, or ValueError naming ``who``
+    where it is not a partition of the training set over the clients: a wrong number of
+    clients, an index out of range or given twice, a client without a sample."""
+    parts = [np.asarray(indices, dtype=np.int64).reshape(-1) for indices in split]
+    if len(parts) != n_clients:
+        raise ValueError(f"{who}: gave {len(parts)} clients' indices for {n_clients} clients")
+    every = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    if len(every) and (every.min() < 0 or every.max() >= n_samples):
+        raise ValueError(f"{who}: an index is outside 0..{n_samples - 1} (the training set)")
+    if len(np.unique(every)) != len(every):
+        values, counts = np.unique(every, return_counts=True)
+        raise ValueError(f"{who}: sample {int(values[counts > 1][0])} is given twice (a "
+                         f"partition is disjoint)")
+    empty = [c for c, part in enumerate(parts) if len(part) == 0]
+    if empty:
+        more = " ..." if len(empty) > 5 else ""
+        raise ValueError(f"{who}: {len(empty)} clients have no samples ({empty[:5]}{more})")
+    return parts
 
 
 def read_partition_file(path: Path, n_samples: int, n_clients: int) -> list[np.ndarray]:
@@ -331,13 +356,5 @@ def read_partition_file(path: Path, n_samples: int, n_clients: int) -> list[np.n
     else:
         for row_number, row in csv_rows(path, {"client", "sample"}, fail):
             add(row["client"], row["sample"], f"row {row_number}")
-    missing = [c for c in range(n_clients) if not owned.get(c)]
-    if missing:
-        more = " ..." if len(missing) > 5 else ""
-        fail(f"{len(missing)} clients have no samples ({missing[:5]}{more})")
-    indices = [np.asarray(owned[c], dtype=np.int64) for c in range(n_clients)]
-    every = np.concatenate(indices)
-    if len(np.unique(every)) != len(every):
-        values, counts = np.unique(every, return_counts=True)
-        fail(f"sample {int(values[counts > 1][0])} is given twice (a partition is disjoint)")
-    return indices
+    return checked_split([owned.get(c, []) for c in range(n_clients)], n_samples, n_clients,
+                         str(path))

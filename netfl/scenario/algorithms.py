@@ -8,7 +8,6 @@ netfl.scenario.group_fel.
 
 from __future__ import annotations
 
-import typing
 from typing import Annotated, Literal
 
 from pydantic import (
@@ -16,14 +15,10 @@ from pydantic import (
     NonNegativeInt,
     PositiveFloat,
     PositiveInt,
-    SerializeAsAny,
-    ValidationError,
-    ValidationInfo,
-    WrapValidator,
     model_validator,
 )
 
-from netfl.extensions import ExtensionError, installed, is_reference, load_algorithm
+from netfl.extensions import ALGORITHM_GROUP
 from netfl.scenario.algorithm_base import (
     AlgorithmSpec,
     Compression,
@@ -31,6 +26,7 @@ from netfl.scenario.algorithm_base import (
     LrSchedule,
     QsgdSpec,
 )
+from netfl.scenario.extension_fields import builtin_kinds, or_extension
 from netfl.scenario.group_fel import (
     FedClarSpec,
     GroupFedAvgSpec,
@@ -259,42 +255,8 @@ BuiltinAlgorithm = Annotated[
     | GroupFedAvgSpec | GroupFedProxSpec | GroupScaffoldSpec | OueaSpec | ShareSpec | FedClarSpec,
     Field(discriminator="kind"),
 ]
-BUILTIN_KINDS = frozenset(tag for spec in typing.get_args(typing.get_args(BuiltinAlgorithm)[0])
-                          for tag in typing.get_args(spec.model_fields["kind"].annotation))
+BUILTIN_KINDS = builtin_kinds(BuiltinAlgorithm)
 
-
-class ExtensionInvalid(ValueError):
-    """An extension algorithm's section failed its own Spec: ``error`` (a ValidationError) has
-    the fields, reported by the loader as if the Spec were netfl's (file, line, field, value)."""
-
-    def __init__(self, error: ValidationError, spec: type):
-        super().__init__(f"invalid {spec.__name__} section")
-        self.error, self.spec = error, spec
-
-
-class ExtensionUnusable(ValueError):
-    """An extension algorithm named by ``kind`` could not be found or loaded."""
-
-
-def _builtin_or_extension(value, handler, info: ValidationInfo):
-    """A built-in kind validates as usual; another kind that names an installed extension or a
-    ``module:Class`` validates against that algorithm's own Spec (netfl.extensions)."""
-    kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
-    if isinstance(kind, str) and kind not in BUILTIN_KINDS and (
-            is_reference(kind) or kind in installed()):
-        try:
-            spec = load_algorithm(kind).Spec
-        except ExtensionError as exc:
-            raise ExtensionUnusable(str(exc)) from None
-        if isinstance(value, spec):
-            return value
-        try:
-            return spec.model_validate(value, context=info.context)
-        except ValidationError as exc:
-            raise ExtensionInvalid(exc, spec) from None
-    return handler(value)
-
-
-# What a scenario's algorithm section may be: a built-in kind, or an extension's (its own Spec
-# instance, serialized as itself).
-Algorithm = Annotated[BuiltinAlgorithm, WrapValidator(_builtin_or_extension), SerializeAsAny()]
+# What a scenario's algorithm section may be: a built-in kind, or an extension's
+# (netfl.extensions): its own Spec instance, serialized as itself.
+Algorithm = or_extension(BuiltinAlgorithm, ALGORITHM_GROUP)

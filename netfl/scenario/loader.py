@@ -18,11 +18,14 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from netfl.errors import ScenarioError, ScenarioProblem
-from netfl.extensions import installed
-from netfl.scenario.algorithms import ExtensionInvalid, ExtensionUnusable
+from netfl.extensions import ALGORITHM_GROUP, MODEL_GROUP, PARTITION_GROUP, installed
+from netfl.scenario.extension_fields import ExtensionInvalid, ExtensionUnusable
 from netfl.scenario.schema import Scenario
 
 OVERRIDE_SOURCE = "--set"
+# the sections whose kind may name an extension, and its entry-point group
+EXTENSIBLE = {("algorithm",): ALGORITHM_GROUP, ("model",): MODEL_GROUP,
+              ("data", "partition"): PARTITION_GROUP}
 
 
 def load_scenario(source: str | Path | Mapping, overrides: Iterable[str] = ()) -> Scenario:
@@ -284,8 +287,9 @@ def _message(err: dict, parts: tuple, model: type | None, union: object) -> str:
         return f"needs a 'kind', one of: {', '.join(_tags(union))}"
     if kind == "union_tag_invalid":
         hint = ""
-        if parts[:1] == ("algorithm",) and len(parts) == 1:
-            extra = sorted(installed())
+        group = EXTENSIBLE.get(tuple(parts))
+        if group is not None:
+            extra = sorted(installed(group))
             hint = (f"; or an installed extension ({', '.join(map(repr, extra))})" if extra
                     else "") + "; or your own as 'package.module:Class' (docs/extending.md)"
         return f"unknown kind; expected one of: {err['ctx']['expected_tags']}{hint}"

@@ -7,6 +7,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, NonNegativeFloat, PositiveFloat, PositiveInt, model_validator
 
+from netfl.extensions import PARTITION_GROUP
+from netfl.scenario.extension_fields import builtin_kinds, or_extension
 from netfl.scenario.types import ExistingFile, Section
 
 
@@ -110,8 +112,11 @@ class FilePartition(Section):
     path: ExistingFile
 
 
-Partition = Annotated[
+BuiltinPartition = Annotated[
     IidPartition | DirichletPartition | LabelsPartition | EdgeLabelsPartition
     | EdgeIidDirichletPartition | PerEdgePartition | NaturalPartition | FilePartition,
     Field(discriminator="kind"),
 ]
+BUILTIN_PARTITIONS = builtin_kinds(BuiltinPartition)
+# a built-in kind, or an extension's (netfl.extensions: a class with a Spec and split)
+Partition = or_extension(BuiltinPartition, PARTITION_GROUP)

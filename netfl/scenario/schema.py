@@ -10,6 +10,7 @@ from netfl.scenario.algorithms import BUILTIN_KINDS, Algorithm, FedAvgSpec
 from netfl.scenario.group_fel import GROUP_KINDS, GroupFelSpec
 from netfl.scenario.iov import IovWorld
 from netfl.scenario.leo import LeoWorld
+from netfl.scenario.partitions import BUILTIN_PARTITIONS
 from netfl.scenario.sections import (
     DataSpec,
     Devices,
@@ -24,7 +25,7 @@ from netfl.scenario.types import Section
 CLOUD_ALGORITHMS = ("fedavg", "fedavg-qsgd", "hier-fedavg", "hier-local-qsgd", "hfl-pwp",
                     "hier-mo") + GROUP_KINDS
 IOV_ALGORITHMS = ("fed-chs", "hier-fedavg", "fedavg")
-IOV_PARTITIONS = ("iid", "dirichlet", "labels", "natural")
+IOV_PARTITIONS = ("iid", "dirichlet", "labels", "natural", "file")
 
 World = Annotated[EdgeWorld | IovWorld | LeoWorld, Field(discriminator="kind")]
 
@@ -150,7 +151,8 @@ class Scenario(Section):
             raise ValueError(f"algorithm {algo.kind!r} does not run on {a} {kind} world "
                              f"(clusters change as nodes move); use one of "
                              f"{', '.join(IOV_ALGORITHMS)}")
-        if self.data.partition.kind not in IOV_PARTITIONS:
+        if self.data.partition.kind not in IOV_PARTITIONS and (
+                self.data.partition.kind in BUILTIN_PARTITIONS):
             raise ValueError(f"data.partition.kind {self.data.partition.kind!r} splits data by "
                              f"edge server, which moves here; on {a} {kind} world use "
                              f"{', '.join(IOV_PARTITIONS)}")

@@ -18,6 +18,8 @@ from pydantic import (
     model_validator,
 )
 
+from netfl.extensions import MODEL_GROUP
+from netfl.scenario.extension_fields import or_extension
 from netfl.scenario.partitions import (  # noqa: F401 (re-exported: the data section's kinds)
     ClientSizes,
     DirichletPartition,
@@ -410,8 +412,10 @@ class FakeModel(Section):
     learning_rate_gain: PositiveFloat = Field(0.05, description="progress per local step")
 
 
-Model = Annotated[MlpModel | LogisticModel | ArchitectureModel | FakeModel,
-                  Field(discriminator="kind")]
+BuiltinModel = Annotated[MlpModel | LogisticModel | ArchitectureModel | FakeModel,
+                         Field(discriminator="kind")]
+# a built-in kind, or an extension's (netfl.extensions: a class with a Spec and build)
+Model = or_extension(BuiltinModel, MODEL_GROUP)
 
 
 # ------------------------------------------------------------------------------ stop, output
