@@ -80,7 +80,7 @@ def _contract(group: str) -> tuple[str, type, object, str]:
                 lambda obj: isinstance(obj, type) and issubclass(obj, Algorithm),
                 "a subclass of netfl.algorithms.base.Algorithm")
     if group == MODEL_GROUP:
-        from netfl.scenario.sections import TorchModel
+        from netfl.scenario.models import TorchModel
 
         return ("model", TorchModel,
                 lambda obj: isinstance(obj, type) and callable(getattr(obj, "build", None)),

@@ -13,13 +13,19 @@ from pydantic import (
     Field,
     NonNegativeFloat,
     NonNegativeInt,
-    PositiveFloat,
     PositiveInt,
     model_validator,
 )
 
-from netfl.extensions import MODEL_GROUP
-from netfl.scenario.extension_fields import or_extension
+from netfl.scenario.models import (  # noqa: F401 (re-exported: the model section's kinds)
+    ArchitectureModel,
+    BuiltinModel,
+    FakeModel,
+    LogisticModel,
+    MlpModel,
+    Model,
+    TorchModel,
+)
 from netfl.scenario.partitions import (  # noqa: F401 (re-exported: the data section's kinds)
     ClientSizes,
     DirichletPartition,
@@ -361,64 +367,6 @@ class DataSpec(Section):
             raise ValueError("partition kind natural needs a data set with its own split "
                              "(synthetic)")
         return self
-
-
-class TorchModel(Section):
-    """Fields of every real (PyTorch) model: where training runs on the host, and how.
-
-    device: cpu, or cuda where asked and present (falls back to cpu, with a warning, where not).
-    trainer: auto picks the faster path by the measured rule in docs/models/learning.md
-    (vectorized over clients for models without convolutions on CPU, a loop otherwise).
-    threads: torch's intra-op threads for the run. 1 (the default, and what every sweep run
-    uses) gives the same results on every machine and executor; more can be faster on one run
-    of a large MLP, but torch then splits float sums by thread count, so results match only
-    runs with the same count.
-    """
-
-    device: Literal["cpu", "cuda"] = "cpu"
-    trainer: Literal["auto", "vmap", "loop"] = "auto"
-    threads: PositiveInt = 1
-
-
-class MlpModel(TorchModel):
-    """Fully connected network with ReLU: input -> hidden[0] -> ... -> classes. Without
-    ``hidden``: the Fed-CHS MLP, 200/200 for 28x28 inputs (or smaller), 256/512 for larger."""
-
-    kind: Literal["mlp"]
-    hidden: list[PositiveInt] | None = None
-
-
-class LogisticModel(TorchModel):
-    """Multinomial logistic regression (one linear layer, softmax cross-entropy)."""
-
-    kind: Literal["logistic"]
-
-
-class ArchitectureModel(TorchModel):
-    """A fixed architecture from the papers: lenet (Fed-CHS), chfl-cnn (CHFL Table 2), pwp-cnn
-    (HFL-PWP), resnet-small and preact-resnet18 (GroupNorm); see docs/models/architectures.md."""
-
-    kind: Literal["lenet", "chfl-cnn", "pwp-cnn", "resnet-small", "preact-resnet18"]
-
-
-class FakeModel(Section):
-    """No torch: a synthetic learning curve with a declared size and cost, for fast tests and
-    latency-only studies. Accuracy rises towards ``max_accuracy`` with local steps."""
-
-    kind: Literal["fake"]
-    params: PositiveInt = 100_000
-    flops_per_sample: PositiveFloat = 1e6
-    max_accuracy: Probability = 0.9
-    learning_rate_gain: PositiveFloat = Field(0.05, description="progress per local step")
-
-
-BuiltinModel = Annotated[MlpModel | LogisticModel | ArchitectureModel | FakeModel,
-                         Field(discriminator="kind")]
-# a built-in kind, or an extension's (netfl.extensions: a class with a Spec and build)
-Model = or_extension(BuiltinModel, MODEL_GROUP)
-
-
-# ------------------------------------------------------------------------------ stop, output
 
 
 class Stop(Section):
