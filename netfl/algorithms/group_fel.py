@@ -217,12 +217,12 @@ class GroupFEL(Algorithm):
         spec = self.spec
         if spec.local_unit == "step":
             return spec.local_steps
-        n_i = int(self.trainer.client_sizes[self._client_index[client]])
+        n_i = int(self.trainer.client_sizes[self.indices([client])[0]])
         return spec.local_steps * max(1, math.ceil(n_i / spec.batch_size))
 
     def samples_of(self, client: str) -> int:
         """Samples of E local rounds: E n_i (E epochs), or E mini-batches."""
-        i, spec = self._client_index[client], self.spec
+        i, spec = self.indices([client])[0], self.spec
         if spec.local_unit == "step":
             return spec.local_steps * self.trainer.samples_per_step(i, spec.batch_size)
         return spec.local_steps * int(self.trainer.client_sizes[i])
