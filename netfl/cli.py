@@ -32,6 +32,7 @@ DATASET_NOTES = {
     "cifar100": "60,000 32x32 colour images, 100 classes (torchvision)",
     "digits": "scikit-learn's bundled 8x8 digits: 1,797 samples, 10 classes, no download",
     "synthetic": "FedProx's Synthetic(alpha, beta), one generated device per client",
+    "arrays": "your own .npz at data.path (x_train, y_train, x_test, y_test)",
 }
 MALLOC_TUNING = {"MALLOC_MMAP_MAX_": "0", "MALLOC_TRIM_THRESHOLD_": "100000000000"}
 
@@ -264,7 +265,7 @@ def validate(
         raise _fail(exc) from None
     out.print(f"[green]valid[/green]: {parsed.name}: {parsed.algorithm.kind} on the "
               f"{parsed.world.kind} world ({len(world.clients)} clients, "
-              f"{len(world.edge_servers)} edge servers), {parsed.data.dataset}, "
+              f"{len(world.edge_servers)} edge servers), {parsed.data.dataset_name}, "
               f"{parsed.model.kind}")
     for note in world.notes:
         out.print(f"[yellow]note[/yellow]: {note}")
@@ -310,9 +311,10 @@ def sumo_trace(
 
 @app.command("list")
 def list_(what: str = typer.Argument(
-        "all", help="algorithms, worlds, datasets, models, devices, transports or all")) -> None:
-    """List what scenarios can name: algorithms, worlds, data sets, models, device presets,
-    transports."""
+        "all", help="algorithms, worlds, datasets, models, partitions, devices, transports or "
+             "all")) -> None:
+    """List what scenarios can name: algorithms, worlds, data sets, models, partitions, device
+    presets, transports (with installed extensions)."""
     from netfl.compute.device import PRESETS
     from netfl.scenario import Scenario, variants
     from netfl.scenario.sections import DataSpec, Links
@@ -322,11 +324,13 @@ def list_(what: str = typer.Argument(
                 for tag, model in variants(Scenario.model_fields[field].annotation)]
 
     sections = {
-        "algorithms": kinds("algorithm") + _extension_rows(),
+        "algorithms": kinds("algorithm") + _extension_rows("netfl.algorithms"),
         "worlds": kinds("world"),
         "datasets": [(name, DATASET_NOTES.get(name, "")) for name in
-                     typing.get_args(DataSpec.model_fields["dataset"].annotation)],
-        "models": kinds("model"),
+                     _dataset_names()] + _extension_rows("netfl.datasets"),
+        "models": kinds("model") + _extension_rows("netfl.models"),
+        "partitions": [(tag, _first_line(model)) for tag, model in variants(
+            DataSpec.model_fields["partition"].annotation)] + _extension_rows("netfl.partitions"),
         "devices": [(name, f"{p.flops / 1e9:g} GFLOP/s effective, {p.memory_bytes / 1e9:g} GB: "
                      f"{p.basis}") for name, p in PRESETS.items()],
         "transports": [(tag, _first_line(model)) for tag, model in
@@ -343,18 +347,25 @@ def list_(what: str = typer.Argument(
             out.print(table)
 
 
-def _extension_rows() -> list[tuple[str, str]]:
-    """Installed extension algorithms (entry points of netfl.algorithms): name and what their
-    Spec says, or why they cannot be used."""
+def _dataset_names() -> list[str]:
+    from netfl.scenario.sections import DatasetName
+
+    return list(typing.get_args(DatasetName))
+
+
+def _extension_rows(group: str) -> list[tuple[str, str]]:
+    """Installed extensions of an entry-point group: name and what their Spec says, or why they
+    cannot be used."""
     from rich.markup import escape
 
-    from netfl.extensions import ExtensionError, installed, load_algorithm
+    from netfl.extensions import ExtensionError, installed, load_for_group
 
     rows = []
-    for name, entry in sorted(installed().items()):
+    for name, entry in sorted(installed(group).items()):
         package = entry.dist.name if entry.dist else "?"
         try:
-            text = _first_line(load_algorithm(name).Spec) or _first_line(load_algorithm(name))
+            found = load_for_group(group, name)
+            text = _first_line(found.Spec) or _first_line(found)
             rows.append((name, escape(f"[extension, {package}] {text}")))
         except ExtensionError as exc:
             rows.append((name, f"[red]{escape(f'[broken extension, {package}]')}[/red] "

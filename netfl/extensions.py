@@ -1,10 +1,11 @@
 """Finding the user's own algorithms: installed extensions and ``module:Class`` references.
 
-A scenario's ``algorithm.kind`` (likewise ``model.kind``, ``data.partition.kind``) that is not one
-of netfl's names is looked up two ways:
+A scenario's ``algorithm.kind`` (likewise ``model.kind``, ``data.partition.kind``, and
+``data.dataset`` given as a section with a ``kind``) that is not one of netfl's names is looked
+up two ways:
 
 * an installed package's entry point in the group ``netfl.algorithms`` (``netfl.models``,
-  ``netfl.partitions``; its name is the kind)::
+  ``netfl.partitions``, ``netfl.datasets``; its name is the kind)::
 
       [project.entry-points."netfl.algorithms"]
       hier-prox = "mypkg.algos:HierProx"
@@ -14,8 +15,8 @@ of netfl's names is looked up two ways:
 
 Either names a class whose ``Spec`` attribute is its parameter model, with ``kind: str``: for an
 algorithm a subclass of :class:`netfl.algorithms.base.Algorithm` (Spec: an AlgorithmSpec); for
-a model a class with ``build`` (Spec: a TorchModel); for a partition a class with ``split``
-(Spec: a Section). docs/extending.md is the tutorial.
+a model a class with ``build`` (Spec: a TorchModel); for a partition a class with ``split``,
+for a data set a class with ``load`` (Spec: a Section). docs/extending.md is the tutorial.
 
 This module imports neither torch nor the algorithms: the scenario schema uses it to validate.
 """
@@ -32,6 +33,7 @@ from netfl.errors import NetflError
 ALGORITHM_GROUP = "netfl.algorithms"
 MODEL_GROUP = "netfl.models"
 PARTITION_GROUP = "netfl.partitions"
+DATASET_GROUP = "netfl.datasets"
 
 
 class ExtensionError(NetflError):
@@ -69,6 +71,13 @@ def load_partition(kind: str) -> type:
     return _load(PARTITION_GROUP, kind)
 
 
+def load_dataset_extension(kind: str) -> type:
+    """The data-set extension ``kind`` names: a class with a ``Spec`` (a subclass of
+    netfl.scenario.types.Section) and ``load(spec, n_clients, rng)`` that returns a
+    netfl.learn.data.Dataset."""
+    return _load(DATASET_GROUP, kind)
+
+
 def _contract(group: str) -> tuple[str, type, object, str]:
     """(what it is called, the base its Spec subclasses, a check of the object, what the check
     wants) for an extension group; imported late: the schema imports this module."""
@@ -87,6 +96,10 @@ def _contract(group: str) -> tuple[str, type, object, str]:
                 "a class with build(spec, input_shape, num_classes)")
     from netfl.scenario.types import Section
 
+    if group == DATASET_GROUP:
+        return ("dataset", Section,
+                lambda obj: isinstance(obj, type) and callable(getattr(obj, "load", None)),
+                "a class with load(spec, n_clients, rng)")
     return ("partition", Section,
             lambda obj: isinstance(obj, type) and callable(getattr(obj, "split", None)),
             "a class with split(spec, labels, num_classes, groups, rng)")

@@ -379,7 +379,7 @@ def run_scenario(
             def plot(directory: Path) -> None:
                 plot_run(metrics, directory, f"{scenario.name} ({scenario.algorithm.kind})",
                          scenario.stop.target_accuracy)
-                plot_partition(partition, directory, f"{scenario.data.dataset}, "
+                plot_partition(partition, directory, f"{scenario.data.dataset_name}, "
                                f"{scenario.data.partition.kind} partition")
                 simulation.plot_world(directory)
 

@@ -277,3 +277,55 @@ def test_an_unknown_model_or_partition_kind_mentions_extensions():
         with pytest.raises(netfl.ScenarioError) as info:
             netfl.load_scenario(scenario)
         assert "installed extension" in info.value.problems[0].message
+
+
+# ------------------------------------------------------------------------ data sets
+
+
+def test_the_example_data_set_is_installed_and_trains():
+    assert "blobs" in installed("netfl.datasets")
+    scenario = netfl.load_scenario(ROOT / "scenarios" / "quickstart.yaml", [
+        "data.dataset={kind: blobs, samples: 3000}", "model={kind: mlp, hidden: [32]}",
+        "algorithm.rounds=5", "stop.target_accuracy=null"])
+    assert scenario.data.dataset_name == "blobs"
+    assert netfl.run(scenario, write=False).summary["final_accuracy"] > 0.9
+
+
+@pytest.mark.parametrize("returned, words", [
+    ("'nothing'", "load\\(\\) returned str, not a netfl.learn.data.Dataset"),
+    ("Dataset('x', np.zeros((4, 2)), np.zeros(3, int), np.zeros((2, 2)), np.zeros(2, int), 2)",
+     "x_train \\(4, 2\\) and y_train \\(3,\\)"),
+    ("Dataset('x', np.zeros((4, 2)), np.full(4, 5), np.zeros((2, 2)), np.zeros(2, int), 2)",
+     "a label is not below num_classes"),
+])
+def test_a_data_set_extension_that_returns_no_data_set_is_named(tmp_path, monkeypatch,
+                                                                returned, words):
+    module = write_module(tmp_path, monkeypatch, f"""
+        import numpy as np
+        from netfl.learn.data import Dataset
+        from netfl.scenario.types import Section
+
+        class BadSpec(Section):
+            kind: str
+
+        class Bad:
+            Spec = BadSpec
+
+            @staticmethod
+            def load(spec, n_clients, rng):
+                return {returned}
+    """)
+    scenario = copy.deepcopy(TINY)
+    scenario["data"]["dataset"] = {"kind": f"{module}:Bad"}
+    with pytest.raises(netfl.NetflError, match=rf"dataset '{module}:Bad': {words}"):
+        netfl.run(scenario, write=False)
+
+
+def test_an_unknown_data_set_section_is_named_at_its_kind():
+    scenario = copy.deepcopy(TINY)
+    scenario["data"]["dataset"] = {"kind": "blobz"}
+    with pytest.raises(netfl.ScenarioError) as info:
+        netfl.load_scenario(scenario)
+    [problem] = info.value.problems
+    assert (problem.path, problem.value) == ("data.dataset.kind", "blobz")
+    assert "no dataset 'blobz'" in problem.message

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
+from netfl.errors import CorruptDataFile
+from netfl.extensions import load_dataset_extension
 from netfl.scenario.sections import DataSpec, SyntheticSpec
 
 
@@ -43,6 +45,18 @@ def load_dataset(spec: DataSpec, n_clients: int, rng: np.random.Generator,
     from netfl.learn import datasets, synthetic
 
     name = spec.dataset
+    if not isinstance(name, str):  # an extension's section (netfl.extensions): its loader
+        dataset = load_dataset_extension(name.kind).load(name, n_clients, rng)
+        if not isinstance(dataset, Dataset):
+            raise CorruptDataFile(f"dataset {name.kind!r}: load() returned "
+                                  f"{type(dataset).__name__}, not a netfl.learn.data.Dataset")
+        who = f"dataset {name.kind!r}"
+        checked_arrays({"x_train": dataset.train_x, "y_train": dataset.train_y,
+                        "x_test": dataset.test_x, "y_test": dataset.test_y}, who)
+        if max(dataset.train_y.max(), dataset.test_y.max()) >= dataset.num_classes:
+            raise CorruptDataFile(f"{who}: a label is not below num_classes "
+                                  f"({dataset.num_classes})")
+        return dataset, None
     if name == "digits":
         return load_digits(spec.test_fraction, rng), None
     if name == "fashion-mnist":
@@ -63,12 +77,31 @@ def load_dataset(spec: DataSpec, n_clients: int, rng: np.random.Generator,
 ARRAY_KEYS = ("x_train", "y_train", "x_test", "y_test")
 
 
+def checked_arrays(arrays: dict, who: str) -> None:
+    """Raise CorruptDataFile naming ``who`` where ``arrays`` (x_train, y_train, x_test,
+    y_test) are not a data set: features (N, ...) of finite numbers, labels (N,) of integers
+    from 0, the same N for both, the same sample shape in train and test."""
+    def fail(message: str):
+        raise CorruptDataFile(f"{who}: {message}")
+
+    for split in ("train", "test"):
+        x, y = np.asarray(arrays[f"x_{split}"]), np.asarray(arrays[f"y_{split}"])
+        if x.ndim < 2 or y.ndim != 1 or len(x) != len(y) or len(y) == 0:
+            fail(f"x_{split} {x.shape} and y_{split} {y.shape}: expected features (N, ...) and "
+                 f"labels (N,) of the same N > 0")
+        if not np.issubdtype(x.dtype, np.number) or not np.isfinite(x).all():
+            fail(f"x_{split} must hold finite numbers")
+        if not np.issubdtype(y.dtype, np.integer) or y.min() < 0:
+            fail(f"y_{split} must hold integer labels from 0")
+    if np.shape(arrays["x_train"])[1:] != np.shape(arrays["x_test"])[1:]:
+        fail(f"x_train and x_test differ in shape per sample: "
+             f"{np.shape(arrays['x_train'])[1:]} and {np.shape(arrays['x_test'])[1:]}")
+
+
 def load_arrays(path) -> Dataset:
     """A data set from the user's disk: a ``.npz`` file of ``x_train``, ``y_train``, ``x_test``
     and ``y_test`` (features with the sample axis first, finite; labels integers from 0).
     Raises CorruptDataFile naming the file and what is wrong."""
-    from netfl.errors import CorruptDataFile
-
     def fail(message: str):
         raise CorruptDataFile(f"{path}: {message}")
 
@@ -82,18 +115,7 @@ def load_arrays(path) -> Dataset:
     if missing:
         fail(f"needs arrays {', '.join(ARRAY_KEYS)}; missing {', '.join(missing)} (found "
              f"{', '.join(found) or 'none'})")
-    for split in ("train", "test"):
-        x, y = arrays[f"x_{split}"], arrays[f"y_{split}"]
-        if x.ndim < 2 or y.ndim != 1 or len(x) != len(y) or len(y) == 0:
-            fail(f"x_{split} {x.shape} and y_{split} {y.shape}: expected features (N, ...) and "
-                 f"labels (N,) of the same N > 0")
-        if not np.issubdtype(x.dtype, np.number) or not np.isfinite(x).all():
-            fail(f"x_{split} must hold finite numbers")
-        if not np.issubdtype(y.dtype, np.integer) or y.min() < 0:
-            fail(f"y_{split} must hold integer labels from 0")
-    if arrays["x_train"].shape[1:] != arrays["x_test"].shape[1:]:
-        fail(f"x_train and x_test differ in shape per sample: {arrays['x_train'].shape[1:]} "
-             f"and {arrays['x_test'].shape[1:]}")
+    checked_arrays(arrays, str(path))
     classes = int(max(arrays["y_train"].max(), arrays["y_test"].max())) + 1
     return Dataset(Path(path).stem, arrays["x_train"].astype(np.float32),
                    arrays["y_train"].astype(np.int64), arrays["x_test"].astype(np.float32),

@@ -32,17 +32,19 @@ def builtin_kinds(union) -> frozenset[str]:
                      for tag in typing.get_args(spec.model_fields["kind"].annotation))
 
 
-def or_extension(union, group: str):
+def or_extension(union, group: str, sections_only: bool = False):
     """``union`` (a discriminated union of built-in sections) that also takes the sections of
-    extensions of ``group`` (their own Spec instances, serialized as themselves)."""
+    extensions of ``group`` (their own Spec instances, serialized as themselves).
+    ``sections_only``: ``union`` is a plain value (a data set's name), and every section given
+    in its place (a mapping with a ``kind``) is an extension's."""
     from netfl.extensions import load_for_group
 
-    builtins = builtin_kinds(union)
+    builtins = frozenset() if sections_only else builtin_kinds(union)
 
     def validate(value, handler, info: ValidationInfo):
         kind = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
         if isinstance(kind, str) and kind not in builtins and (
-                is_reference(kind) or kind in installed(group)):
+                sections_only or is_reference(kind) or kind in installed(group)):
             try:
                 spec = load_for_group(group, kind).Spec
             except ExtensionError as exc:

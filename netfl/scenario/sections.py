@@ -17,6 +17,8 @@ from pydantic import (
     model_validator,
 )
 
+from netfl.extensions import DATASET_GROUP
+from netfl.scenario.extension_fields import or_extension
 from netfl.scenario.models import (  # noqa: F401 (re-exported: the model section's kinds)
     ArchitectureModel,
     BuiltinModel,
@@ -345,7 +347,7 @@ class DataSpec(Section):
     the sample axis first, integer labels from 0).
     """
 
-    dataset: DatasetName = "fashion-mnist"
+    dataset: or_extension(DatasetName, DATASET_GROUP, sections_only=True) = "fashion-mnist"
     root: ResolvedPath | None = None
     path: ExistingFile | None = None
     download: bool = True
@@ -355,6 +357,11 @@ class DataSpec(Section):
     test_fraction: float = Field(0.25, gt=0, lt=1,
                                  description="held-out share (digits and synthetic)")
     partition: Partition = IidPartition()
+
+    @property
+    def dataset_name(self) -> str:
+        """The data set's name: a built-in's, or an extension's kind."""
+        return self.dataset if isinstance(self.dataset, str) else self.dataset.kind
 
     @model_validator(mode="after")
     def _consistent(self) -> DataSpec:
