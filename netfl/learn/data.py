@@ -71,6 +71,10 @@ def load_dataset(spec: DataSpec, n_clients: int, rng: np.random.Generator,
             max_samples=options.max_samples, keep_features=features)
     if name == "arrays":
         return load_arrays(spec.path), None
+    if name == "images":
+        from netfl.learn.images import load_images
+
+        return load_images(spec.path, n_clients)
     raise ValueError(f"unknown dataset {name!r}")
 
 

@@ -11,14 +11,12 @@ from typing import Annotated, Literal
 
 from pydantic import (
     Field,
-    NonNegativeFloat,
     NonNegativeInt,
     PositiveInt,
     model_validator,
 )
 
-from netfl.extensions import DATASET_GROUP
-from netfl.scenario.extension_fields import or_extension
+from netfl.scenario.data import DatasetName, DataSpec, SyntheticSpec  # noqa: F401 (re-exported)
 from netfl.scenario.models import (  # noqa: F401 (re-exported: the model section's kinds)
     ArchitectureModel,
     BuiltinModel,
@@ -51,7 +49,6 @@ from netfl.scenario.types import (
     PositiveDuration,
     Probability,
     Rate,
-    ResolvedPath,
     Section,
     Size,
 )
@@ -320,60 +317,6 @@ class Devices(Section):
 
 
 # ------------------------------------------------------------------------------ data, model
-
-
-class SyntheticSpec(Section):
-    """Synthetic(alpha, beta) of FedProx (Li et al. 2020): alpha sets how much the devices' models
-    differ, beta how much their inputs differ; one device per client."""
-
-    alpha: NonNegativeFloat = 1.0
-    beta: NonNegativeFloat = 1.0
-    dimension: PositiveInt = 60
-    classes: int = Field(10, ge=2)
-    max_samples: PositiveInt | None = Field(None, description="cap on samples per device")
-
-
-DatasetName = Literal[
-    "fashion-mnist", "mnist", "emnist", "cifar10", "cifar100", "digits", "synthetic", "arrays"
-]
-
-
-class DataSpec(Section):
-    """Which data, where to find it, and how to split it over clients.
-
-    root: a folder holding the data set's files (looked at first); download: let torchvision
-    fetch it where nothing is found and the machine has internet; path: the ``.npz`` file of
-    ``dataset: arrays`` (arrays ``x_train``, ``y_train``, ``x_test``, ``y_test``: features with
-    the sample axis first, integer labels from 0).
-    """
-
-    dataset: or_extension(DatasetName, DATASET_GROUP, sections_only=True) = "fashion-mnist"
-    root: ResolvedPath | None = None
-    path: ExistingFile | None = None
-    download: bool = True
-    emnist_split: Literal["balanced", "byclass", "bymerge", "digits", "letters", "mnist"] = (
-        "balanced")
-    synthetic: SyntheticSpec | None = None
-    test_fraction: float = Field(0.25, gt=0, lt=1,
-                                 description="held-out share (digits and synthetic)")
-    partition: Partition = IidPartition()
-
-    @property
-    def dataset_name(self) -> str:
-        """The data set's name: a built-in's, or an extension's kind."""
-        return self.dataset if isinstance(self.dataset, str) else self.dataset.kind
-
-    @model_validator(mode="after")
-    def _consistent(self) -> DataSpec:
-        if self.synthetic is not None and self.dataset != "synthetic":
-            raise ValueError("the synthetic block applies to dataset: synthetic only")
-        if (self.path is not None) != (self.dataset == "arrays"):
-            raise ValueError("dataset: arrays reads the .npz file at data.path, and data.path "
-                             "is for dataset: arrays only")
-        if self.partition.kind == "natural" and self.dataset != "synthetic":
-            raise ValueError("partition kind natural needs a data set with its own split "
-                             "(synthetic)")
-        return self
 
 
 class Stop(Section):

@@ -267,3 +267,61 @@ def test_bad_arrays_are_named(tmp_path, arrays, words):
     (tmp_path / "junk.npz").write_bytes(b"not a zip")
     with pytest.raises(CorruptDataFile, match="junk.npz: not a readable .npz"):
         load_arrays(tmp_path / "junk.npz")
+
+
+def write_images(folder, per_class: int, size=(8, 8), mode="L"):
+    """``folder/<class>/<n>.png`` for two classes whose images differ (dark and light)."""
+    from PIL import Image
+
+    for label, shade in (("cat", 30), ("dog", 220)):
+        (folder / label).mkdir(parents=True, exist_ok=True)
+        for n in range(per_class):
+            Image.new(mode, size, shade if mode == "L" else (shade, shade, 0)).save(
+                folder / label / f"{n}.png")
+
+
+def test_an_image_folder_trains(tiny, tmp_path):
+    """dataset: images reads train/<class>/ and test/<class>/ (issue 19, item 5)."""
+    import netfl
+
+    write_images(tmp_path / "imgs" / "train", 12)
+    write_images(tmp_path / "imgs" / "test", 4)
+    tiny["data"] = {"dataset": "images", "path": str(tmp_path / "imgs")}
+    tiny["model"] = {"kind": "logistic"}
+    tiny["algorithm"].update(lr=0.5, rounds=5)
+    result = netfl.run(tiny, write=False)
+    assert result.summary["final_accuracy"] == 1.0
+
+
+def test_per_client_folders_are_the_natural_partition(tiny, tmp_path):
+    import netfl
+    from netfl.simulation import Simulation
+
+    for client in range(6):
+        write_images(tmp_path / "imgs" / "clients" / f"c{client:02d}", client + 1)
+    write_images(tmp_path / "imgs" / "test", 2)
+    tiny["data"] = {"dataset": "images", "path": str(tmp_path / "imgs"),
+                    "partition": {"kind": "natural"}}
+    partition = Simulation(netfl.load_scenario(tiny), with_model=False).partition
+    assert list(partition.sizes) == [2 * (c + 1) for c in range(6)]
+
+
+@pytest.mark.parametrize("damage, words", [
+    ("no test", "expected test/ and exactly one of train/ or clients/"),
+    ("two sizes", "4x4 pixels, but the first image is 8x8"),
+    ("not an image", "not a readable image"),
+])
+def test_a_damaged_image_folder_is_named(tmp_path, damage, words):
+    from netfl.errors import CorruptDataFile
+    from netfl.learn.images import load_images
+
+    root = tmp_path / "imgs"
+    write_images(root / "train", 3)
+    if damage != "no test":
+        write_images(root / "test", 2)
+    if damage == "two sizes":
+        write_images(root / "test", 3, size=(4, 4))
+    if damage == "not an image":
+        (root / "train" / "cat" / "9.png").write_text("not a png")
+    with pytest.raises(CorruptDataFile, match=words):
+        load_images(root, 6)
