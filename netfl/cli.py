@@ -3,6 +3,7 @@ work lives in the package."""
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import typing
@@ -244,6 +245,30 @@ def report(
                      "partial report (exit status 0)."))
         if not allow_incomplete:
             raise typer.Exit(1)
+
+
+@app.command()
+def timeline(
+    run_dir: Path = typer.Argument(..., help="A run's results folder (run with "
+                                   "--set output.trace=true)."),
+    start: float = typer.Option(0.0, "--from", help="Window start, simulated seconds."),
+    end: float = typer.Option(math.inf, "--to", help="Window end, simulated seconds."),
+    nodes: str | None = typer.Option(None, "--nodes", help="Only these nodes (comma-separated) "
+                                     "and the transfers that touch them."),
+) -> None:
+    """Write RUN_DIR/timeline.json: the run's simulated timeline in the Chrome Trace Event
+    format (open it in ui.perfetto.dev or chrome://tracing; docs/models/timeline.md)."""
+    from netfl.results.timeline import write_timeline
+
+    if not (math.isfinite(start) and start >= 0 and end > start):
+        err.print(f"[red]error:[/red] --from {start:g} --to {end:g}: give 0 <= from < to")
+        raise typer.Exit(2)
+    try:
+        path = write_timeline(run_dir, start, end, nodes.split(",") if nodes else None)
+    except (FileNotFoundError, NotADirectoryError) as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    out.print(f"timeline: {path} ({path.stat().st_size / 1e6:.2f} MB)")
 
 
 @app.command()

@@ -1,0 +1,161 @@
+"""A run's simulated timeline in the Chrome Trace Event format (Perfetto, chrome://tracing).
+
+Made from a run's event table (``output.trace: true`` writes ``events.parquet``), in simulated
+time (microseconds in the file, as the format wants):
+
+* a process per tier (clients, edge servers, cloud), a thread (track) per node, and a
+  process of transfers with a track per direction of each node pair (``src -> dst``);
+* complete slices ("X") for local training (on the client), aggregations (on the node), and
+  transfers (on their pair's track, with tag, bytes, path and hops);
+* flow arrows ("s"/"f") from each transfer's start to its end, so the model's way through the
+  hierarchy (client -> edge -> cloud, Fed-CHS's edge -> edge hand-overs, CHFL's ring) can be
+  followed from track to track;
+* instants ("i") for failed transfers and dropouts;
+* counters ("C") for accuracy and loss at each evaluation, and cumulative delivered bytes.
+
+docs/models/timeline.md gives the mapping. Windows (``start_s``, ``end_s``) and node filters
+keep the file small for large runs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from pathlib import Path
+
+import pandas as pd
+
+TIERS = ("client", "edge", "cloud")
+PIDS = {tier: i + 1 for i, tier in enumerate(TIERS)}
+TRANSFERS_PID = len(TIERS) + 1
+PROCESS_NAMES = {"client": "clients", "edge": "edge servers", "cloud": "cloud"}
+US = 1e6  # the format's unit is the microsecond
+
+
+def node_tiers(events: pd.DataFrame) -> dict[str, str]:
+    """Each node's tier, read from the events themselves: transfer tags name the tiers of both
+    ends (``client->edge``), local training runs on clients, aggregations name their level."""
+    tiers: dict[str, str] = {}
+    for kind, frame in events.groupby("kind"):
+        if kind in ("transfer_end", "transfer_start", "transfer_fail"):
+            for src, dst, tag in frame[["src", "dst", "tag"]].itertuples(index=False):
+                ends = str(tag).split(" ")[-1].split("->")
+                if len(ends) == 2 and ends[0] in PIDS and ends[1] in PIDS:
+                    tiers.setdefault(src, ends[0])
+                    tiers.setdefault(dst, ends[1])
+        elif kind in ("train_start", "train_end"):
+            tiers.update(dict.fromkeys(frame["node"], "client"))
+        elif kind == "aggregate":
+            for node, level in frame[["node", "level"]].itertuples(index=False):
+                tiers.setdefault(node, level if level in PIDS else "edge")
+    return tiers
+
+
+def chrome_trace(events: pd.DataFrame, start_s: float = 0.0, end_s: float = math.inf,
+                 nodes: Iterable[str] | None = None) -> dict:
+    """The Chrome trace (a JSON-ready dict) of ``events`` between ``start_s`` and ``end_s``
+    (simulated seconds; a slice is kept where it overlaps the window), for ``nodes`` only
+    where given (a transfer is kept where either end is one)."""
+    keep = None if nodes is None else set(nodes)
+    tiers = node_tiers(events)
+    tids: dict[str, int] = {}
+
+    def track(node: str) -> tuple[int, int]:
+        if node not in tids:
+            tids[node] = len(tids) + 1
+        return PIDS.get(tiers.get(node, "edge"), PIDS["edge"]), tids[node]
+
+    links: dict[str, int] = {}
+
+    def link(name: str) -> int:
+        return links.setdefault(name, len(links) + 1)
+
+    def wanted(*names: str) -> bool:
+        return keep is None or any(n in keep for n in names)
+
+    def in_window(begin: float, end: float) -> bool:
+        return end >= start_s and begin <= end_s
+
+    out: list[dict] = []
+    rows = events.sort_values("time_s", kind="stable").to_dict("records")
+    delivered = 0.0
+    for row in rows:
+        kind, t = row["kind"], float(row["time_s"])
+        if kind == "transfer_end":
+            delivered += float(row["nbytes"])
+            begin = t - float(row["duration_s"])
+            if not (wanted(row["src"], row["dst"]) and in_window(begin, t)):
+                continue
+            tid = link(f"{row['src']} -> {row['dst']}")
+            args = {"tag": row["tag"], "bytes": row["nbytes"], "path": row["path"],
+                    "hops": str(row["path"]).count(">"), "transfer": int(row["transfer_id"])}
+            out.append({"name": row["tag"], "cat": "transfer", "ph": "X", "ts": begin * US,
+                        "dur": float(row["duration_s"]) * US, "pid": TRANSFERS_PID,
+                        "tid": tid, "args": args})
+            flow = {"name": row["tag"], "cat": "model", "id": int(row["transfer_id"]),
+                    "pid": TRANSFERS_PID, "tid": tid}
+            out.append({**flow, "ph": "s", "ts": begin * US})
+            out.append({**flow, "ph": "f", "bp": "e", "ts": t * US})
+            if keep is None:
+                out.append({"name": "delivered bytes", "ph": "C", "ts": t * US, "pid": 0,
+                            "args": {"bytes": delivered}})
+        elif kind in ("train_end", "aggregate"):
+            begin = t - float(row["duration_s"])
+            if not (wanted(row["node"]) and in_window(begin, t)):
+                continue
+            pid, tid = track(row["node"])
+            name = ("train" if kind == "train_end" else f"aggregate ({row['level']})")
+            args = {"round": int(row["round"])}
+            if kind == "aggregate":
+                args["updates"] = int(row["n_updates"])
+            elif not row["ok"]:
+                name += " (dropped out)"
+            out.append({"name": name, "cat": "compute", "ph": "X", "ts": begin * US,
+                        "dur": float(row["duration_s"]) * US, "pid": pid, "tid": tid,
+                        "args": args})
+        elif kind in ("transfer_fail", "dropout"):
+            node = row.get("src") if kind == "transfer_fail" else row.get("node")
+            if node is None or not (wanted(node) and in_window(t, t)):
+                continue
+            pid, tid = track(node)
+            name = (f"failed -> {row['dst']} ({row['reason']})" if kind == "transfer_fail"
+                    else "dropout")
+            out.append({"name": name, "cat": "fault", "ph": "i", "s": "t", "ts": t * US,
+                        "pid": pid, "tid": tid})
+        elif kind == "evaluation" and keep is None and in_window(t, t):
+            out.append({"name": "accuracy", "ph": "C", "ts": t * US, "pid": 0,
+                        "args": {"accuracy": row["accuracy"]}})
+            if row["loss"] == row["loss"]:  # NaN where the model diverged: left out
+                out.append({"name": "loss", "ph": "C", "ts": t * US, "pid": 0,
+                            "args": {"loss": row["loss"]}})
+    meta = [{"name": "process_name", "ph": "M", "pid": 0, "args": {"name": "run"}}]
+    meta += [{"name": "process_name", "ph": "M", "pid": pid,
+              "args": {"name": PROCESS_NAMES[tier]}} for tier, pid in PIDS.items()]
+    meta.append({"name": "process_name", "ph": "M", "pid": TRANSFERS_PID,
+                 "args": {"name": "transfers"}})
+    meta += [{"name": "thread_name", "ph": "M", "pid": TRANSFERS_PID, "tid": tid,
+              "args": {"name": name}} for name, tid in links.items()]
+    for node, tid in tids.items():
+        pid = PIDS.get(tiers.get(node, "edge"), PIDS["edge"])
+        meta.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid,
+                     "args": {"name": node}})
+    return {"traceEvents": meta + out, "displayTimeUnit": "ms",
+            "otherData": {"clock": "simulated time", "unit": "microseconds"}}
+
+
+def write_timeline(run_dir: Path, start_s: float = 0.0, end_s: float = math.inf,
+                   nodes: Iterable[str] | None = None) -> Path:
+    """Write ``run_dir/timeline.json`` from its ``events.parquet`` (atomically); returns it.
+    Raises FileNotFoundError where the run kept no events (``output.trace: false``)."""
+    run_dir = Path(run_dir)
+    source = run_dir / "events.parquet"
+    if not source.is_file():
+        raise FileNotFoundError(f"{source}: the run kept no events; run it with "
+                                f"--set output.trace=true")
+    trace = chrome_trace(pd.read_parquet(source), start_s, end_s, nodes)
+    target = run_dir / "timeline.json"
+    partial = run_dir / ".timeline.json.partial"
+    partial.write_text(json.dumps(trace), encoding="utf-8")
+    partial.replace(target)
+    return target

@@ -1,0 +1,93 @@
+"""The run's timeline in the Chrome Trace Event format (issue 21, first part)."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+import netfl
+from netfl.cli import app
+from netfl.results.timeline import TRANSFERS_PID, chrome_trace, node_tiers
+
+
+@pytest.fixture
+def traced_run(tiny, tmp_path):
+    tiny["output"] = {"plots": False, "trace": True}
+    tiny["algorithm"]["rounds"] = 2
+    return netfl.run(tiny, out_dir=tmp_path, run_id="r")
+
+
+def test_every_transfer_training_and_aggregation_is_a_slice_of_its_duration(traced_run):
+    events = traced_run.events
+    trace = chrome_trace(events)["traceEvents"]
+    slices = [e for e in trace if e["ph"] == "X"]
+    transfers = events[events["kind"] == "transfer_end"]
+    sent = {e["args"]["transfer"]: e for e in slices if e["cat"] == "transfer"}
+    assert len(sent) == len(transfers)
+    for row in transfers.itertuples():
+        slice_ = sent[row.transfer_id]
+        assert slice_["dur"] == pytest.approx(row.duration_s * 1e6)
+        assert slice_["ts"] + slice_["dur"] == pytest.approx(row.time_s * 1e6)
+        assert slice_["pid"] == TRANSFERS_PID
+    compute = [e for e in slices if e["cat"] == "compute"]
+    assert len(compute) == (events["kind"] == "train_end").sum() + (
+        events["kind"] == "aggregate").sum()
+
+
+def test_a_clients_training_slices_never_overlap(traced_run):
+    """A client trains one job at a time in the device model: its slices follow each other."""
+    trace = chrome_trace(traced_run.events)["traceEvents"]
+    by_track: dict[tuple, list] = {}
+    for e in trace:
+        if e["ph"] == "X" and e["name"].startswith("train"):
+            by_track.setdefault((e["pid"], e["tid"]), []).append((e["ts"], e["ts"] + e["dur"]))
+    assert by_track
+    for spans in by_track.values():
+        spans.sort()
+        assert all(end <= nxt + 1e-6
+                   for (_, end), (nxt, _) in zip(spans, spans[1:], strict=False))
+
+
+def test_flow_arrows_pair_up_and_follow_time(traced_run):
+    trace = chrome_trace(traced_run.events)["traceEvents"]
+    starts = {e["id"]: e for e in trace if e["ph"] == "s"}
+    ends = {e["id"]: e for e in trace if e["ph"] == "f"}
+    assert starts and starts.keys() == ends.keys()
+    assert all(starts[i]["ts"] <= ends[i]["ts"] for i in starts)
+
+
+def test_tracks_are_named_by_tier_and_node(traced_run):
+    events = traced_run.events
+    tiers = node_tiers(events)
+    assert tiers["cloud"] == "cloud" and tiers["e0"] == "edge" and tiers["c0"] == "client"
+    names = {e["args"]["name"] for e in chrome_trace(events)["traceEvents"] if e["ph"] == "M"}
+    assert {"clients", "edge servers", "cloud", "transfers", "c0", "e0", "e0 -> cloud"} <= names
+
+
+def test_windows_and_node_filters_keep_the_file_small(traced_run):
+    events = traced_run.events
+    whole = chrome_trace(events)["traceEvents"]
+    window = chrome_trace(events, 0.0, 0.05)["traceEvents"]
+    one = chrome_trace(events, nodes=["c0"])["traceEvents"]
+    assert 0 < len(window) < len(whole) and 0 < len(one) < len(whole)
+    assert all(e["ts"] <= 0.05e6 for e in window if e["ph"] == "X")
+    assert all("c0" in e["args"].get("path", "c0") for e in one if e["ph"] == "X")
+
+
+def test_the_cli_writes_timeline_json(traced_run, tmp_path):
+    result = CliRunner().invoke(app, ["timeline", str(traced_run.path)])
+    assert result.exit_code == 0, result.output
+    trace = json.loads((traced_run.path / "timeline.json").read_text())
+    assert trace["otherData"]["clock"] == "simulated time"
+    missing = CliRunner().invoke(app, ["timeline", str(tmp_path)])
+    assert missing.exit_code == 2 and "output.trace=true" in missing.output
+
+
+def test_a_diverged_runs_nan_loss_is_left_out_of_the_counters():
+    events = pd.DataFrame([{"kind": "evaluation", "time_s": 1.0, "round": 1,
+                            "accuracy": 0.1, "loss": float("nan")}])
+    counters = [e for e in chrome_trace(events)["traceEvents"] if e["ph"] == "C"]
+    assert [e["name"] for e in counters] == ["accuracy"]
