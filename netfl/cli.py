@@ -3,6 +3,7 @@ work lives in the package."""
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import sys
@@ -263,8 +264,14 @@ def timeline(
     if not (math.isfinite(start) and start >= 0 and end > start):
         err.print(f"[red]error:[/red] --from {start:g} --to {end:g}: give 0 <= from < to")
         raise typer.Exit(2)
+    title = None
     try:
-        path = write_timeline(run_dir, start, end, nodes.split(",") if nodes else None)
+        summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+        title = f"{summary['name']} ({summary['algorithm']})"
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # a folder without a readable summary: its name will do
+    try:
+        path = write_timeline(run_dir, start, end, nodes.split(",") if nodes else None, title)
     except (FileNotFoundError, NotADirectoryError) as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None

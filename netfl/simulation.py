@@ -125,7 +125,8 @@ class Simulation:
         self.streams = RandomStreams(scenario.seed)
         self.trace = TraceBus()
         self.world = build_world(scenario.world, self.streams.get("world"))
-        self.recorder = Recorder(self.trace, self.world.tier, keep_events=scenario.output.trace)
+        self.recorder = Recorder(self.trace, self.world.tier,
+                                 keep_events=scenario.output.trace or scenario.output.timeline)
         self.network = Network(self.env, self.world, scenario.links, self.streams, self.trace)
         self.fleet = Fleet(self.env, self.world, scenario.devices, self.streams, self.trace,
                            self.network)
@@ -384,9 +385,19 @@ def run_scenario(
                 simulation.plot_world(directory)
 
         partition = simulation.partition_table()
+        if scenario.output.timeline:
+            from netfl.results.timeline import save_timeline
+
+            drawn = plot
+
+            def plot(directory: Path) -> None:  # noqa: F811 (the plots, then the timeline)
+                if drawn is not None:
+                    drawn(directory)
+                save_timeline(events, directory, f"{scenario.name} ({scenario.algorithm.kind})")
         try:
             path = write_run(parent, run_id or new_run_id(scenario.seed), summary, metrics,
-                             dump_scenario(scenario), events, plot,
+                             dump_scenario(scenario),
+                             events if scenario.output.trace else None, plot,
                              {"partition": partition} | simulation.world_tables(),
                              on_summary=on_summary)
         except BaseException:  # what was kept (<run-id>.incomplete) stays; empty folders go

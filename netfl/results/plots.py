@@ -265,3 +265,35 @@ def plot_contact_chart(spans: dict[str, list[tuple[float, float]]],
     fig.savefig(path)
     plt.close(fig)
     return Path(path)
+
+
+TIMELINE_COLOURS = {"compute": "tab:green", "transfer": "tab:blue"}
+
+
+def plot_timeline(rows: dict[str, list[tuple[float, float, str]]], marks: list[float],
+                  path: Path, title: str, note: str = "") -> Path:
+    """A Gantt chart: one row per node (``rows``: (start s, duration s, category) spans),
+    coloured by category as in the time breakdown, with vertical lines at ``marks`` (rounds)."""
+    height = 1.4 + 0.28 * max(1, len(rows))
+    fig = _figure(figsize=(10.0, height), dpi=110)
+    ax = fig.subplots()
+    names = list(rows)
+    for y, name in enumerate(names):
+        for category, colour in TIMELINE_COLOURS.items():
+            bars = [(start, max(duration, 1e-9)) for start, duration, c in rows[name]
+                    if c == category]
+            if bars:
+                ax.broken_barh(bars, (y - 0.35, 0.7), color=colour, alpha=0.75, linewidth=0)
+    for t in marks:
+        ax.axvline(t, color="grey", linewidth=0.6, linestyle=":")
+    ax.set_yticks(range(len(names)), names, fontsize=7)
+    ax.set_ylim(len(names) - 0.5, -0.5)
+    ax.set_xlabel("simulated time (s)")
+    ax.set_title(title + (f"\n{note}" if note else ""), fontsize=9)
+    for category, colour in TIMELINE_COLOURS.items():
+        ax.plot([], [], color=colour, linewidth=6, alpha=0.75, label=category)
+    ax.plot([], [], color="grey", linestyle=":", label="round")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    ax.grid(axis="x", alpha=0.3)
+    fig.savefig(path, bbox_inches="tight")
+    return Path(path)

@@ -347,4 +347,6 @@ class Stop(Section):
 class Output(Section):
     dir: str = "results"
     trace: bool = Field(False, description="write every trace record to events.parquet")
+    timeline: bool = Field(False, description="write timeline.json (Chrome trace, simulated "
+                           "time) and timeline.png (docs/models/timeline.md)")
     plots: bool = True

@@ -91,3 +91,22 @@ def test_a_diverged_runs_nan_loss_is_left_out_of_the_counters():
                             "accuracy": 0.1, "loss": float("nan")}])
     counters = [e for e in chrome_trace(events)["traceEvents"] if e["ph"] == "C"]
     assert [e["name"] for e in counters] == ["accuracy"]
+
+
+def test_output_timeline_writes_both_files_without_the_event_table(tiny, tmp_path):
+    tiny["output"] = {"plots": False, "timeline": True}
+    result = netfl.run(tiny, out_dir=tmp_path, run_id="r")
+    files = {p.name for p in result.path.iterdir()}
+    assert {"timeline.json", "timeline.png"} <= files and "events.parquet" not in files
+    trace = json.loads((result.path / "timeline.json").read_text())
+    assert any(e["ph"] == "X" for e in trace["traceEvents"])
+
+
+def test_the_gantt_chart_samples_the_busiest_nodes_and_says_so(traced_run):
+    from netfl.results.timeline import gantt_rows
+
+    rows, marks, note = gantt_rows(traced_run.events, max_nodes=3)
+    assert len(rows) == 3 and note == "the 3 busiest of 9 nodes"
+    assert marks and marks == sorted(marks)
+    rows, _, note = gantt_rows(traced_run.events)
+    assert len(rows) == 9 and note == ""
