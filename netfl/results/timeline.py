@@ -30,6 +30,7 @@ TIERS = ("client", "edge", "cloud")
 PIDS = {tier: i + 1 for i, tier in enumerate(TIERS)}
 TRANSFERS_PID = len(TIERS) + 1
 PROCESS_NAMES = {"client": "clients", "edge": "edge servers", "cloud": "cloud"}
+MAX_MARKS = 40  # round lines drawn on timeline.png at most
 US = 1e6  # the format's unit is the microsecond
 
 
@@ -199,7 +200,9 @@ def gantt_rows(events: pd.DataFrame, max_nodes: int = 30, start_s: float = 0.0,
         chosen = sorted(spans, key=lambda n: -sum(d for _, d, _ in spans[n]))[:max_nodes]
     tiers = node_tiers(events)
     order = {tier: i for i, tier in enumerate(reversed(TIERS))}
-    chosen.sort(key=lambda n: (order.get(tiers.get(n, "edge"), 1), n))
+    # within a tier, in order of first activity: a sequential schedule reads as a staircase
+    chosen.sort(key=lambda n: (order.get(tiers.get(n, "edge"), 1),
+                               min(start for start, _, _ in spans[n]), n))
     note = "" if len(chosen) == len(spans) else (
         f"the {len(chosen)} busiest of {len(spans)} nodes" if nodes is None
         else f"{len(chosen)} chosen nodes of {len(spans)}")
@@ -212,4 +215,8 @@ def gantt_rows(events: pd.DataFrame, max_nodes: int = 30, start_s: float = 0.0,
     if not marks and len(events):
         marks = sorted(events.loc[events["kind"] == "evaluation", "time_s"])
     marks = [t for t in marks if start_s <= t <= end_s]
+    if len(marks) > MAX_MARKS:  # a line per round would grey the chart out
+        every = math.ceil(len(marks) / MAX_MARKS)
+        marks = marks[::every]
+        note = "; ".join(filter(None, (note, f"every {every}th round marked")))
     return {n: spans[n] for n in chosen}, marks, note
