@@ -200,7 +200,8 @@ class Simulation:
         table = pd.DataFrame(counts, columns=[f"label_{k}" for k in range(counts.shape[1])])
         table.insert(0, "samples", counts.sum(axis=1))
         # a mobile world's clients have no fixed edge server: "" there
-        table.insert(0, "edge_server", ["" if self.world.mobile else self.world.client_edge[c]
+        # edge_of per client: the client_edge property builds a dict of every client per access
+        table.insert(0, "edge_server", ["" if self.world.mobile else self.world.edge_of(c)
                                         for c in self.world.clients])
         table.insert(0, "client", self.world.clients)
         return table

@@ -72,7 +72,8 @@ class World:
 
     @property
     def client_edge(self) -> dict[str, str | None]:
-        """Each client's primary edge server now (None while out of coverage)."""
+        """Each client's primary edge server now (None while out of coverage): a new dict of
+        every client at each access (O(clients)); for one client, ``edge_of``."""
         return {c: self.edge_of(c) for c in self.clients}
 
     def primary_clients_of(self, edge_server: str) -> list[str]:
