@@ -110,3 +110,35 @@ def test_the_gantt_chart_samples_the_busiest_nodes_and_says_so(traced_run):
     assert marks and marks == sorted(marks)
     rows, _, note = gantt_rows(traced_run.events)
     assert len(rows) == 9 and note == ""
+
+
+def model_flows(events: pd.DataFrame) -> list[tuple[str, str]]:
+    """The edge -> edge transfers' tracks in the trace, in the order their arrows start."""
+    trace = chrome_trace(events)["traceEvents"]
+    names = {e["tid"]: e["args"]["name"] for e in trace
+             if e["ph"] == "M" and e["pid"] == TRANSFERS_PID and "tid" in e}
+    starts = sorted((e["ts"], e["id"], names[e["tid"]]) for e in trace
+                    if e["ph"] == "s" and e["name"] == "edge->edge")
+    return [tuple(name.split(" -> ")) for _, _, name in starts]
+
+
+def hand_overs(events: pd.DataFrame) -> list[tuple[str, str]]:
+    moves = events[(events["kind"] == "hand_over") & events["ok"].astype(bool)]
+    return list(zip(moves["src"], moves["dst"], strict=True))
+
+
+@pytest.mark.parametrize("algorithm", [
+    {"kind": "chfl", "rounds": 2, "order": "ring", "edge_rounds": 1},
+    {"kind": "fed-chs", "rounds": 4, "interactions": 2},
+])
+def test_the_flow_arrows_follow_the_model_around(tiny, algorithm):
+    """CHFL's arrows go around its ring, Fed-CHS's follow its hand-over trace (issue 21)."""
+    tiny["world"] = {"kind": "edge", "clients": 12, "edge_servers": 4,
+                     "topology": {"kind": "ring"}, "cloud": "none"}
+    tiny["algorithm"] = {**algorithm, "batch_size": 16}
+    tiny["output"] = {"plots": False, "trace": True}
+    events = netfl.run(tiny, write=False).events
+    moves = hand_overs(events)
+    assert len(moves) >= 3 and model_flows(events) == moves
+    if algorithm["kind"] == "chfl":
+        assert moves[:4] == [("e0", "e1"), ("e1", "e2"), ("e2", "e3"), ("e3", "e0")]
