@@ -10,7 +10,9 @@ time (microseconds in the file, as the format wants):
 * flow arrows ("s"/"f") from each transfer's start to its end, so the model's way through the
   hierarchy (client -> edge -> cloud, Fed-CHS's edge -> edge hand-overs, CHFL's ring) can be
   followed from track to track;
-* instants ("i") for failed transfers and dropouts;
+* instants ("i") for failed transfers and failed hand-overs; slices for the time a node was
+  unavailable (a dropout, on its track) and a link was down (an outage, on a track of the
+  process ``link outages``);
 * counters ("C") for accuracy and loss at each evaluation, and cumulative delivered bytes.
 
 docs/models/timeline.md gives the mapping. Windows (``start_s``, ``end_s``) and node filters
@@ -29,6 +31,7 @@ import pandas as pd
 TIERS = ("client", "edge", "cloud")
 PIDS = {tier: i + 1 for i, tier in enumerate(TIERS)}
 TRANSFERS_PID = len(TIERS) + 1
+LINKS_PID = len(TIERS) + 2
 PROCESS_NAMES = {"client": "clients", "edge": "edge servers", "cloud": "cloud"}
 MAX_MARKS = 40  # round lines drawn on timeline.png at most
 US = 1e6  # the format's unit is the microsecond
@@ -79,6 +82,23 @@ def chrome_trace(events: pd.DataFrame, start_s: float = 0.0, end_s: float = math
         return end >= start_s and begin <= end_s
 
     out: list[dict] = []
+    down: dict[tuple[str, str], float] = {}  # (kind, node or link) -> when it went down
+
+    def outage(key: tuple[str, str], begin: float, end: float) -> None:
+        """A dropout as a slice on the node's track, a link outage on the link's."""
+        kind, name = key
+        if not in_window(begin, end) or (kind == "dropout" and not wanted(name)) or (
+                kind == "link_state" and keep is not None):
+            return
+        if kind == "dropout":
+            pid, tid = track(name)
+        else:
+            pid, tid = LINKS_PID, links_down.setdefault(name, len(links_down) + 1)
+        out.append({"name": "unavailable" if kind == "dropout" else "down", "cat": "fault",
+                    "ph": "X", "ts": begin * US, "dur": (end - begin) * US, "pid": pid,
+                    "tid": tid})
+
+    links_down: dict[str, int] = {}
     rows = events.sort_values("time_s", kind="stable").to_dict("records")
     delivered = 0.0
     for row in rows:
@@ -115,21 +135,30 @@ def chrome_trace(events: pd.DataFrame, start_s: float = 0.0, end_s: float = math
             out.append({"name": name, "cat": "compute", "ph": "X", "ts": begin * US,
                         "dur": float(row["duration_s"]) * US, "pid": pid, "tid": tid,
                         "args": args})
-        elif kind in ("transfer_fail", "dropout"):
-            node = row.get("src") if kind == "transfer_fail" else row.get("node")
-            if node is None or not (wanted(node) and in_window(t, t)):
+        elif kind == "transfer_fail" or (kind == "hand_over" and not row["ok"]):
+            node = row["src"]
+            if not (wanted(node) and in_window(t, t)):
                 continue
             pid, tid = track(node)
             name = (f"failed -> {row['dst']} ({row['reason']})" if kind == "transfer_fail"
-                    else "dropout")
+                    else f"hand-over to {row['dst']} failed")
             out.append({"name": name, "cat": "fault", "ph": "i", "s": "t", "ts": t * US,
                         "pid": pid, "tid": tid})
+        elif kind in ("dropout", "link_state"):
+            key = (kind, row["node"] if kind == "dropout" else row["link"])
+            if not row["up"]:
+                down.setdefault(key, t)
+            elif key in down:
+                outage(key, down.pop(key), t)
         elif kind == "evaluation" and keep is None and in_window(t, t):
             out.append({"name": "accuracy", "ph": "C", "ts": t * US, "pid": 0,
                         "args": {"accuracy": row["accuracy"]}})
             if row["loss"] == row["loss"]:  # NaN where the model diverged: left out
                 out.append({"name": "loss", "ph": "C", "ts": t * US, "pid": 0,
                             "args": {"loss": row["loss"]}})
+    last = float(events["time_s"].max()) if len(events) else 0.0
+    for key, begin in down.items():  # still down when the run ended
+        outage(key, begin, last)
     meta = [{"name": "process_name", "ph": "M", "pid": 0, "args": {"name": "run"}}]
     meta += [{"name": "process_name", "ph": "M", "pid": pid,
               "args": {"name": PROCESS_NAMES[tier]}} for tier, pid in PIDS.items()]
@@ -137,6 +166,11 @@ def chrome_trace(events: pd.DataFrame, start_s: float = 0.0, end_s: float = math
                  "args": {"name": "transfers"}})
     meta += [{"name": "thread_name", "ph": "M", "pid": TRANSFERS_PID, "tid": tid,
               "args": {"name": name}} for name, tid in links.items()]
+    if links_down:
+        meta.append({"name": "process_name", "ph": "M", "pid": LINKS_PID,
+                     "args": {"name": "link outages"}})
+        meta += [{"name": "thread_name", "ph": "M", "pid": LINKS_PID, "tid": tid,
+                  "args": {"name": name}} for name, tid in links_down.items()]
     for node, tid in tids.items():
         pid = PIDS.get(tiers.get(node, "edge"), PIDS["edge"])
         meta.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid,

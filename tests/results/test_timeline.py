@@ -142,3 +142,18 @@ def test_the_flow_arrows_follow_the_model_around(tiny, algorithm):
     assert len(moves) >= 3 and model_flows(events) == moves
     if algorithm["kind"] == "chfl":
         assert moves[:4] == [("e0", "e1"), ("e1", "e2"), ("e2", "e3"), ("e3", "e0")]
+
+
+def test_dropouts_and_link_outages_are_slices_from_down_to_up():
+    events = pd.DataFrame([
+        {"kind": "dropout", "time_s": 1.0, "node": "c0", "up": False},
+        {"kind": "link_state", "time_s": 1.5, "link": "e0-cloud", "up": False},
+        {"kind": "dropout", "time_s": 3.0, "node": "c0", "up": True},
+        {"kind": "link_state", "time_s": 4.0, "link": "e0-cloud", "up": True},
+        {"kind": "dropout", "time_s": 5.0, "node": "c1", "up": False},  # still down at the end
+        {"kind": "evaluation", "time_s": 6.0, "round": 1, "accuracy": 0.5, "loss": 1.0},
+    ])
+    slices = [(e["name"], e["ts"] / 1e6, (e["ts"] + e["dur"]) / 1e6)
+              for e in chrome_trace(events)["traceEvents"] if e["ph"] == "X"]
+    assert sorted(slices) == [("down", 1.5, 4.0), ("unavailable", 1.0, 3.0),
+                              ("unavailable", 5.0, 6.0)]
