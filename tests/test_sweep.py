@@ -510,3 +510,12 @@ def test_a_sweep_with_a_diverged_run_says_so_and_exits_1(tmp_path):
     assert result.exit_code == 1 and "diverged" in result.output and "1 run(s)" in result.output
     index = read_index(tmp_path / "out")
     assert sorted(index["stop_reason"]) == ["diverged", "rounds"]
+
+
+def test_fields_added_at_their_defaults_keep_the_run_ids_of_existing_sweeps():
+    """output.timeline, stop.tolerate_divergence and data.path came later: at their defaults
+    they leave the ids (and so the resume of sweeps made before them) as they were."""
+    from netfl.scenario import load_scenario
+    from netfl.sweep.grid import run_id
+
+    assert run_id({"lr": 0.1}, load_scenario(TINY), base_dir=Path.cwd()) == "lr-0.1-34cc9d97"

@@ -73,10 +73,17 @@ def flops_per_sample(model: nn.Module, input_shape: tuple[int, ...]) -> float:
             handles.append(module.register_forward_hook(linear_hook))
         elif isinstance(module, nn.Conv2d):
             handles.append(module.register_forward_hook(conv_hook))
+    # batch norm cannot take the probe's batch of one in training mode: evaluate it (netfl's
+    # own models have none, and keep their mode, so their random streams are untouched)
+    batch_norm = any(isinstance(m, nn.modules.batchnorm._BatchNorm) for m in model.modules())
+    training = model.training
     try:
+        if batch_norm:
+            model.eval()
         with torch.no_grad():
             model(torch.zeros(1, *input_shape))
     finally:
+        model.train(training)
         for handle in handles:
             handle.remove()
     return total

@@ -84,9 +84,12 @@ def sgd_step_(theta: list[torch.Tensor], grads: list[torch.Tensor], lr, *,
 
 
 def choose_path(model: nn.Module, device: torch.device) -> str:
-    """The measured rule: the loop for convolutional models on CPU, vmap otherwise."""
+    """The measured rule: the loop for convolutional models on CPU, vmap otherwise; the loop
+    for any model with buffers (batch norm's running statistics), which vmap cannot update.
+    (Buffers are each client's own in the loop and are not aggregated.)"""
     has_conv = any(isinstance(m, nn.Conv1d | nn.Conv2d | nn.Conv3d) for m in model.modules())
-    return "loop" if device.type == "cpu" and has_conv else "vmap"
+    has_buffers = any(True for _ in model.buffers())
+    return "loop" if (device.type == "cpu" and has_conv) or has_buffers else "vmap"
 
 
 def resolve_device(requested: str) -> torch.device:

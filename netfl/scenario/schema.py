@@ -175,7 +175,8 @@ class Scenario(Section):
         algo, world = self.algorithm, self.world
         self._mobile_common("iov")
         self._rates_given(("backhaul", "core"))
-        if algo.kind in ("hier-fedavg", "fedavg") and not world.cloud:
+        if (algo.kind in ("hier-fedavg", "fedavg") or (
+                is_extension(algo) and algo.USES_CLOUD)) and not world.cloud:
             raise ValueError(f"{algo.kind} aggregates at the cloud: set world.cloud to true")
         access = self.links.access
         given = "access" in self.links.model_fields_set  # the edge default's rate is not used

@@ -56,6 +56,8 @@ from netfl.sweep.parse import (
 )
 
 SEED = "seed"
+UNHASHED_DEFAULTS = (("output", "timeline", False), ("stop", "tolerate_divergence", False),
+                     ("data", "path", None))
 
 
 
@@ -325,6 +327,11 @@ def run_id(params: dict, scenario: Scenario, base_dir: str | Path | None = None)
     resolved = _portable(scenario.model_dump(mode="python"), scenario.model_dump(mode="json"),
                          Path(base_dir).resolve())
     resolved.get("output", {}).pop("dir", None)
+    # fields added later that leave results alone are hashed only when set, so that the ids
+    # of existing sweeps (and their resume) do not change
+    for section, key, default in UNHASHED_DEFAULTS:
+        if key in resolved.get(section, {}) and resolved[section][key] == default:
+            resolved[section].pop(key)
     digest = hashlib.sha256(json.dumps(resolved, sort_keys=True).encode()).hexdigest()[:8]
     slug = "_".join(_slug_part(k, v) for k, v in params.items())[:48].strip("_-.")
     return f"{slug}-{digest}" if slug else digest
