@@ -35,6 +35,7 @@ DATASET_NOTES = {
     "digits": "scikit-learn's bundled 8x8 digits: 1,797 samples, 10 classes, no download",
     "synthetic": "FedProx's Synthetic(alpha, beta), one generated device per client",
     "arrays": "your own .npz at data.path (x_train, y_train, x_test, y_test)",
+    "images": "your own image files under data.path (train/ or clients/, and test/)",
 }
 MALLOC_TUNING = {"MALLOC_MMAP_MAX_": "0", "MALLOC_TRIM_THRESHOLD_": "100000000000"}
 
@@ -257,8 +258,9 @@ def timeline(
     nodes: str | None = typer.Option(None, "--nodes", help="Only these nodes (comma-separated) "
                                      "and the transfers that touch them."),
 ) -> None:
-    """Write RUN_DIR/timeline.json: the run's simulated timeline in the Chrome Trace Event
-    format (open it in ui.perfetto.dev or chrome://tracing; docs/models/timeline.md)."""
+    """Write RUN_DIR/timeline.json (the run's simulated timeline in the Chrome Trace Event
+    format: ui.perfetto.dev or chrome://tracing) and RUN_DIR/timeline.png (a Gantt chart);
+    docs/models/timeline.md."""
     from netfl.results.timeline import write_timeline
 
     if not (math.isfinite(start) and start >= 0 and end > start):
@@ -270,11 +272,18 @@ def timeline(
         title = f"{summary['name']} ({summary['algorithm']})"
     except (OSError, ValueError, KeyError, TypeError):
         pass  # a folder without a readable summary: its name will do
+    if not run_dir.is_dir():
+        err.print(f"[red]error:[/red] {run_dir}: no such run folder")
+        raise typer.Exit(2)
     try:
-        path = write_timeline(run_dir, start, end, nodes.split(",") if nodes else None, title)
-    except (FileNotFoundError, NotADirectoryError) as exc:
+        path = write_timeline(run_dir, start, end,
+                              [n.strip() for n in nodes.split(",")] if nodes else None, title)
+    except FileNotFoundError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from None
+    except (OSError, ValueError) as exc:  # a damaged events.parquet, a read-only folder
+        err.print(f"[red]error:[/red] {run_dir}: cannot write its timeline: {exc}")
+        raise typer.Exit(1) from None
     out.print(f"timeline: {path} ({path.stat().st_size / 1e6:.2f} MB)")
 
 

@@ -113,17 +113,18 @@ def _load(group: str, kind: str) -> type:
         where = f"module {module_name!r}"
         try:
             obj = importlib.import_module(module_name)
-            for part in attribute.split("."):
-                obj = getattr(obj, part)
         except ModuleNotFoundError as exc:
             raise ExtensionError(f"{what} {kind!r}: cannot import {where}: {exc} (is it "
                                  f"installed, or its folder on PYTHONPATH?)") from None
+        except (Exception, SystemExit) as exc:  # an error inside the user's module
+            raise ExtensionError(f"{what} {kind!r}: importing {where} failed: "
+                                 f"{type(exc).__name__}: {exc}") from None
+        try:
+            for part in attribute.split("."):
+                obj = getattr(obj, part)
         except AttributeError:
             raise ExtensionError(f"{what} {kind!r}: {where} has no attribute "
                                  f"{attribute!r}") from None
-        except Exception as exc:  # an error inside the user's module
-            raise ExtensionError(f"{what} {kind!r}: importing {where} failed: "
-                                 f"{type(exc).__name__}: {exc}") from None
     else:
         entry = installed(group).get(kind)
         if entry is None:
@@ -131,7 +132,7 @@ def _load(group: str, kind: str) -> type:
         where = f"package {entry.dist.name if entry.dist else '?'} (entry point {entry.value})"
         try:
             obj = entry.load()
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:
             raise ExtensionError(f"{what} {kind!r} of {where} failed to load: "
                                  f"{type(exc).__name__}: {exc}") from None
     if not usable(obj):
@@ -144,8 +145,8 @@ def _load(group: str, kind: str) -> type:
     annotation = spec.model_fields["kind"].annotation if "kind" in spec.model_fields else None
     if annotation is not str:
         raise ExtensionError(f"{what} {kind!r} ({where}): its Spec must declare "
-                             f"'kind: str' (got {typing.get_origin(annotation) or annotation}); "
-                             f"netfl checks the kind against the name it was found by")
+                             f"'kind: str' (got {typing.get_origin(annotation) or annotation}): "
+                             f"the kind is the name the scenario gives it")
     return obj
 
 
@@ -157,3 +158,16 @@ def load_for_group(group: str, kind: str) -> type:
 def clear_cache() -> None:
     """Forget loaded extensions (tests that write modules of their own)."""
     _load.cache_clear()
+
+
+def call_extension(what: str, kind: str, hook: str, *args):
+    """Call ``hook`` (build, split, load) of the extension ``kind``; an exception inside it
+    becomes an ExtensionError naming the extension and the hook (never a traceback)."""
+    group = {"model": MODEL_GROUP, "partition": PARTITION_GROUP, "dataset": DATASET_GROUP}[what]
+    try:
+        return getattr(_load(group, kind), hook)(*args)
+    except ExtensionError:
+        raise
+    except Exception as exc:
+        raise ExtensionError(f"{what} {kind!r}: its {hook}() raised {type(exc).__name__}: "
+                             f"{exc}") from None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import time
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -394,7 +395,12 @@ def run_scenario(
             def plot(directory: Path) -> None:  # noqa: F811 (the plots, then the timeline)
                 if drawn is not None:
                     drawn(directory)
-                save_timeline(events, directory, f"{scenario.name} ({scenario.algorithm.kind})")
+                try:
+                    save_timeline(events, directory,
+                                  f"{scenario.name} ({scenario.algorithm.kind})")
+                except Exception as exc:  # an optional view must not cost the finished run
+                    warnings.warn(f"the timeline could not be written ({type(exc).__name__}: "
+                                  f"{exc}); the run's results are", stacklevel=2)
         try:
             path = write_run(parent, run_id or new_run_id(scenario.seed), summary, metrics,
                              dump_scenario(scenario),

@@ -329,3 +329,70 @@ def test_an_unknown_data_set_section_is_named_at_its_kind():
     [problem] = info.value.problems
     assert (problem.path, problem.value) == ("data.dataset.kind", "blobz")
     assert "no dataset 'blobz'" in problem.message
+
+
+@pytest.mark.parametrize("section, body, words", [
+    ("partition", "split(spec, labels, num_classes, groups, rng):\n                return None",
+     "expected one sequence of sample indices per client"),
+    ("partition", "split(spec, labels, num_classes, groups, rng):\n"
+     "                return [[0.5]] * 6", "sample indices must be integers"),
+    ("partition", "split(spec, labels, num_classes, groups, rng):\n"
+     "                raise ValueError('bad split')",
+     "its split() raised ValueError: bad split"),
+    ("dataset", "load(spec, n_clients, rng):\n                raise OSError('no disk')",
+     "its load() raised OSError: no disk"),
+])
+def test_errors_inside_an_extensions_code_name_it(tmp_path, monkeypatch, section, body,
+                                                  words):
+    """An exception in a hook reached the user as a traceback (the review of issue 19)."""
+    module = write_module(tmp_path, monkeypatch, f"""
+        from netfl.scenario.types import Section
+
+        class XSpec(Section):
+            kind: str
+
+        class X:
+            Spec = XSpec
+
+            @staticmethod
+            def {body}
+    """)
+    scenario = copy.deepcopy(TINY)
+    if section == "partition":
+        scenario["data"]["partition"] = {"kind": f"{module}:X"}
+    else:
+        scenario["data"]["dataset"] = {"kind": f"{module}:X"}
+    with pytest.raises(netfl.NetflError, match=re.escape(words)):
+        netfl.run(scenario, write=False)
+
+
+def test_a_module_that_exits_on_import_is_an_error_not_an_exit(tmp_path, monkeypatch):
+    module = write_module(tmp_path, monkeypatch, "import sys\nsys.exit(3)\n")
+    scenario = copy.deepcopy(TINY)
+    scenario["algorithm"] = {"kind": f"{module}:X"}
+    with pytest.raises(netfl.ScenarioError, match="importing module .* failed: SystemExit"):
+        netfl.load_scenario(scenario)
+
+
+def test_a_data_set_extensions_float64_features_are_made_float32(tmp_path, monkeypatch):
+    module = write_module(tmp_path, monkeypatch, """
+        import numpy as np
+        from netfl.learn.data import Dataset
+        from netfl.scenario.types import Section
+
+        class XSpec(Section):
+            kind: str
+
+        class X:
+            Spec = XSpec
+
+            @staticmethod
+            def load(spec, n_clients, rng):
+                x = rng.normal(size=(200, 4))
+                y = (x[:, 0] > 0).astype(int)
+                return Dataset("x", x[:150], y[:150], x[150:], y[150:], 2)
+    """)
+    scenario = copy.deepcopy(TINY)
+    scenario["data"]["dataset"] = {"kind": f"{module}:X"}
+    scenario["model"] = {"kind": "logistic"}
+    assert netfl.run(scenario, write=False).summary["final_accuracy"] > 0.5

@@ -7,6 +7,7 @@ imported only for real models, so runs with the fake model never load it.
 from __future__ import annotations
 
 from netfl.errors import ScenarioError, ScenarioProblem
+from netfl.extensions import ExtensionError
 from netfl.learn.data import Dataset, load_dataset
 from netfl.learn.partition import Partition, make_partition
 from netfl.scenario.sections import DataSpec, FakeModel
@@ -75,9 +76,12 @@ def _check_model_fits(model_spec, dataset: Dataset) -> None:
     from netfl.learn.models import build_model, count_params
     from netfl.sim.cores import available_memory_bytes
 
-    with torch.device("meta"):
-        params = count_params(build_model(model_spec, dataset.input_shape,
-                                          dataset.num_classes))
+    try:
+        with torch.device("meta"):
+            params = count_params(build_model(model_spec, dataset.input_shape,
+                                              dataset.num_classes))
+    except ExtensionError:  # an extension's build that needs real tensors: not checked here
+        return
     needed, available = params * 4 * HOST_MODEL_COPIES, available_memory_bytes()
     if available is not None and needed > available:
         field = "model.hidden" if getattr(model_spec, "hidden", None) else "model.kind"

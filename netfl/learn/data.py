@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from netfl.errors import CorruptDataFile
-from netfl.extensions import load_dataset_extension
+from netfl.extensions import call_extension
 from netfl.scenario.sections import DataSpec, SyntheticSpec
 
 
@@ -46,7 +46,7 @@ def load_dataset(spec: DataSpec, n_clients: int, rng: np.random.Generator,
 
     name = spec.dataset
     if not isinstance(name, str):  # an extension's section (netfl.extensions): its loader
-        dataset = load_dataset_extension(name.kind).load(name, n_clients, rng)
+        dataset = call_extension("dataset", name.kind, "load", name, n_clients, rng)
         if not isinstance(dataset, Dataset):
             raise CorruptDataFile(f"dataset {name.kind!r}: load() returned "
                                   f"{type(dataset).__name__}, not a netfl.learn.data.Dataset")
@@ -56,7 +56,11 @@ def load_dataset(spec: DataSpec, n_clients: int, rng: np.random.Generator,
         if max(dataset.train_y.max(), dataset.test_y.max()) >= dataset.num_classes:
             raise CorruptDataFile(f"{who}: a label is not below num_classes "
                                   f"({dataset.num_classes})")
-        return dataset, None
+        # netfl's types, whatever the loader gave (float64 features fail inside torch)
+        return Dataset(dataset.name, np.asarray(dataset.train_x, dtype=np.float32),
+                       np.asarray(dataset.train_y, dtype=np.int64),
+                       np.asarray(dataset.test_x, dtype=np.float32),
+                       np.asarray(dataset.test_y, dtype=np.int64), dataset.num_classes), None
     if name == "digits":
         return load_digits(spec.test_fraction, rng), None
     if name == "fashion-mnist":

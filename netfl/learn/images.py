@@ -92,10 +92,21 @@ def _size(path: Path) -> tuple[int, int]:
         return image.size
 
 
+# 8-bit modes (grey, palette, colour, with or without alpha): 16-bit or float images would
+# saturate when scaled by 255
+MODES = {"1", "L", "LA", "P", "PA", "RGB", "RGBA"}
+
+
 def _pixels(path: Path, mode: str, size: tuple[int, int]) -> np.ndarray:
     with _open(path) as image:
+        if image.mode not in MODES:
+            raise CorruptDataFile(f"{path}: image mode {image.mode} is not an 8-bit one "
+                                  f"({', '.join(sorted(MODES))}): convert it to 8 bits")
         if image.size != size:
             raise CorruptDataFile(f"{path}: {image.size[0]}x{image.size[1]} pixels, but the "
                                   f"first image is {size[0]}x{size[1]}: resize them to one size")
-        array = np.asarray(image.convert(mode), dtype=np.float32) / 255.0
+        try:  # Pillow decodes lazily: a truncated file fails here
+            array = np.asarray(image.convert(mode), dtype=np.float32) / 255.0
+        except (OSError, ValueError) as exc:
+            raise CorruptDataFile(f"{path}: not a readable image: {exc}") from None
     return array[None] if array.ndim == 2 else array.transpose(2, 0, 1)

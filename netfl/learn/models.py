@@ -12,7 +12,7 @@ import math
 import torch
 from torch import nn
 
-from netfl.extensions import load_model
+from netfl.extensions import call_extension
 from netfl.scenario.sections import ArchitectureModel, LogisticModel, MlpModel
 
 FEDCHS_MLP_SMALL = [200, 200]  # Fed-CHS, 28x28 inputs
@@ -42,7 +42,7 @@ def build_model(spec, input_shape: tuple[int, ...], num_classes: int) -> nn.Modu
 
         return ARCHITECTURES[spec.kind](tuple(input_shape), num_classes)
     # an extension's (netfl.extensions): its class builds it
-    module = load_model(spec.kind).build(spec, tuple(input_shape), num_classes)
+    module = call_extension("model", spec.kind, "build", spec, tuple(input_shape), num_classes)
     if not isinstance(module, nn.Module):
         raise ValueError(f"model {spec.kind!r}: build() returned {type(module).__name__}, not "
                          f"a torch.nn.Module")

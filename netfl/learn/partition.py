@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from netfl.extensions import load_partition
+from netfl.extensions import call_extension
 from netfl.sim.csvfile import csv_rows
 
 
@@ -293,7 +293,7 @@ def make_partition(spec, labels: np.ndarray, num_classes: int, groups: list[list
         return _from_indices(read_partition_file(spec.path, len(labels), n_clients), labels,
                              num_classes)
     # an extension's (netfl.extensions): its class splits, netfl checks the split
-    split = load_partition(kind).split(spec, labels, num_classes, groups, rng)
+    split = call_extension("partition", kind, "split", spec, labels, num_classes, groups, rng)
     return _from_indices(checked_split(split, len(labels), n_clients, f"partition {kind!r}"),
                          labels, num_classes)
 
@@ -302,7 +302,14 @@ def checked_split(split, n_samples: int, n_clients: int, who: str) -> list[np.nd
     """``split`` (one index sequence per client) as int64 arrays, or ValueError naming ``who``
     where it is not a partition of the training set over the clients: a wrong number of
     clients, an index out of range or given twice, a client without a sample."""
-    parts = [np.asarray(indices, dtype=np.int64).reshape(-1) for indices in split]
+    try:
+        parts = [np.asarray(indices).reshape(-1) for indices in split]
+    except (TypeError, ValueError):
+        raise ValueError(f"{who}: expected one sequence of sample indices per client, got "
+                         f"{type(split).__name__}") from None
+    if any(len(p) and not np.issubdtype(p.dtype, np.integer) for p in parts):
+        raise ValueError(f"{who}: sample indices must be integers")
+    parts = [p.astype(np.int64) for p in parts]
     if len(parts) != n_clients:
         raise ValueError(f"{who}: gave {len(parts)} clients' indices for {n_clients} clients")
     every = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)

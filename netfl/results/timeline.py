@@ -7,9 +7,9 @@ time (microseconds in the file, as the format wants):
   process of transfers with a track per direction of each node pair (``src -> dst``);
 * complete slices ("X") for local training (on the client), aggregations (on the node), and
   transfers (on their pair's track, with tag, bytes, path and hops);
-* flow arrows ("s"/"f") from each transfer's start to its end, so the model's way through the
-  hierarchy (client -> edge -> cloud, Fed-CHS's edge -> edge hand-overs, CHFL's ring) can be
-  followed from track to track;
+* a flow arrow ("s"/"f") per transfer, from its start to its delivery on its pair's track
+  (the arrows do not yet chain one transfer to the next across tracks; the order of the edge ->
+  edge transfers follows CHFL's ring and Fed-CHS's hand-overs);
 * instants ("i") for failed transfers and failed hand-overs; slices for the time a node was
   unavailable (a dropout, on its track) and a link was down (an outage, on a track of the
   process ``link outages``);

@@ -251,8 +251,9 @@ def _problems(
             nested += _problems(cause.error, source, lines, overridden, parts, cause.spec)
             continue
         if isinstance(cause, ExtensionUnusable):
-            parts, err = (*parts, "kind"), {**err, "msg": str(cause),
-                                            "input": (err.get("input") or {}).get("kind")}
+            given = err.get("input")
+            kind = given.get("kind") if isinstance(given, dict) else getattr(given, "kind", None)
+            parts, err = (*parts, "kind"), {**err, "msg": str(cause), "input": kind}
         message = _message(err, parts, model, union)
         if err["type"] == "union_tag_invalid":
             parts, err = (*parts, "kind"), {**err, "input": err["ctx"]["tag"]}
