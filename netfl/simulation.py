@@ -356,9 +356,9 @@ def run_scenario(
         scenario = load_scenario(scenario.model_dump(mode="json", exclude_unset=True), overrides)
     parent = Path(out_dir or scenario.output.dir) / scenario.name
     created = check_writable(parent) if write else []  # now, not after the whole run
-    if write and tidy:
-        remove_stale_temporaries(parent)
     try:
+        if write and tidy:
+            remove_stale_temporaries(parent)
         simulation = Simulation(scenario)
         if on_start is not None:
             on_start(simulation)
