@@ -105,6 +105,22 @@ def write_module(tmp_path, monkeypatch, body: str) -> str:
     return name
 
 
+def hook_module(tmp_path, monkeypatch, spec_base: str, hook: str, body: str,
+                imports: str = "") -> str:
+    """A module with one extension class X: a Spec (subclass of ``spec_base``, given as
+    ``module.Class``) with ``kind: str``, and the static method ``hook`` whose code is ``body``
+    (one line per statement, in the hook's own indentation). Returns ``module:X``."""
+    base_module, base = spec_base.rsplit(".", 1)
+    code = "\n".join(["import numpy as np", f"from {base_module} import {base}", imports,
+                      "", f"class XSpec({base}):", "    kind: str", "", "class X:",
+                      "    Spec = XSpec", "", "    @staticmethod", f"    def {hook}:"]
+                     + ["        " + line for line in body.split("\n")])
+    name = "my_algos_" + "".join(c if c.isalnum() else "_" for c in tmp_path.name)
+    (tmp_path / f"{name}.py").write_text(code + "\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return f"{name}:X"
+
+
 GOOD = """
     from netfl.algorithms.base import Algorithm
     from netfl.scenario.algorithm_base import AlgorithmSpec
@@ -226,42 +242,20 @@ def test_the_example_partition_splits_a_moving_population(base):
 ])
 def test_a_partition_extension_that_does_not_partition_is_named(tmp_path, monkeypatch, split,
                                                                  words):
-    module = write_module(tmp_path, monkeypatch, f"""
-        from netfl.scenario.types import Section
-
-        class BadSpec(Section):
-            kind: str
-
-        class Bad:
-            Spec = BadSpec
-
-            @staticmethod
-            def split(spec, labels, num_classes, groups, rng):
-                return {split}
-    """)
+    kind = hook_module(tmp_path, monkeypatch, "netfl.scenario.types.Section",
+                       "split(spec, labels, num_classes, groups, rng)", f"return {split}")
     scenario = copy.deepcopy(TINY)
-    scenario["data"]["partition"] = {"kind": f"{module}:Bad"}
-    with pytest.raises(netfl.ScenarioError, match=rf"data.partition: partition '{module}:Bad': "
+    scenario["data"]["partition"] = {"kind": kind}
+    with pytest.raises(netfl.ScenarioError, match=rf"data.partition: partition '{kind}': "
                        rf"{re.escape(words)}"):
         netfl.run(scenario, write=False)
 
 
 def test_a_model_extension_that_builds_no_module_is_named(tmp_path, monkeypatch):
-    module = write_module(tmp_path, monkeypatch, """
-        from netfl.scenario.sections import TorchModel
-
-        class NotASpec(TorchModel):
-            kind: str
-
-        class NotAModel:
-            Spec = NotASpec
-
-            @staticmethod
-            def build(spec, input_shape, num_classes):
-                return "a string"
-    """)
+    kind = hook_module(tmp_path, monkeypatch, "netfl.scenario.models.TorchModel",
+                       "build(spec, input_shape, num_classes)", 'return "a string"')
     scenario = copy.deepcopy(TINY)
-    scenario["model"] = {"kind": f"{module}:NotAModel"}
+    scenario["model"] = {"kind": kind}
     with pytest.raises(netfl.ScenarioError,
                        match="build\\(\\) returned str, not a torch.nn.Module"):
         netfl.run(scenario, write=False)
@@ -300,24 +294,12 @@ def test_the_example_data_set_is_installed_and_trains():
 ])
 def test_a_data_set_extension_that_returns_no_data_set_is_named(tmp_path, monkeypatch,
                                                                 returned, words):
-    module = write_module(tmp_path, monkeypatch, f"""
-        import numpy as np
-        from netfl.learn.data import Dataset
-        from netfl.scenario.types import Section
-
-        class BadSpec(Section):
-            kind: str
-
-        class Bad:
-            Spec = BadSpec
-
-            @staticmethod
-            def load(spec, n_clients, rng):
-                return {returned}
-    """)
+    kind = hook_module(tmp_path, monkeypatch, "netfl.scenario.types.Section",
+                       "load(spec, n_clients, rng)", f"return {returned}",
+                       "from netfl.learn.data import Dataset")
     scenario = copy.deepcopy(TINY)
-    scenario["data"]["dataset"] = {"kind": f"{module}:Bad"}
-    with pytest.raises(netfl.NetflError, match=rf"dataset '{module}:Bad': {words}"):
+    scenario["data"]["dataset"] = {"kind": kind}
+    with pytest.raises(netfl.NetflError, match=rf"dataset '{re.escape(kind)}': {words}"):
         netfl.run(scenario, write=False)
 
 
@@ -331,37 +313,25 @@ def test_an_unknown_data_set_section_is_named_at_its_kind():
     assert "no dataset 'blobz'" in problem.message
 
 
-@pytest.mark.parametrize("section, body, words", [
-    ("partition", "split(spec, labels, num_classes, groups, rng):\n                return None",
+@pytest.mark.parametrize("section, hook, body, words", [
+    ("partition", "split(spec, labels, num_classes, groups, rng)", "return None",
      "expected one sequence of sample indices per client"),
-    ("partition", "split(spec, labels, num_classes, groups, rng):\n"
-     "                return [[0.5]] * 6", "sample indices must be integers"),
-    ("partition", "split(spec, labels, num_classes, groups, rng):\n"
-     "                raise ValueError('bad split')",
-     "its split() raised ValueError: bad split"),
-    ("dataset", "load(spec, n_clients, rng):\n                raise OSError('no disk')",
+    ("partition", "split(spec, labels, num_classes, groups, rng)", "return [[0.5]] * 6",
+     "sample indices must be integers"),
+    ("partition", "split(spec, labels, num_classes, groups, rng)",
+     "raise ValueError('bad split')", "its split() raised ValueError: bad split"),
+    ("dataset", "load(spec, n_clients, rng)", "raise OSError('no disk')",
      "its load() raised OSError: no disk"),
 ])
-def test_errors_inside_an_extensions_code_name_it(tmp_path, monkeypatch, section, body,
+def test_errors_inside_an_extensions_code_name_it(tmp_path, monkeypatch, section, hook, body,
                                                   words):
     """An exception in a hook reached the user as a traceback (the review of issue 19)."""
-    module = write_module(tmp_path, monkeypatch, f"""
-        from netfl.scenario.types import Section
-
-        class XSpec(Section):
-            kind: str
-
-        class X:
-            Spec = XSpec
-
-            @staticmethod
-            def {body}
-    """)
+    kind = hook_module(tmp_path, monkeypatch, "netfl.scenario.types.Section", hook, body)
     scenario = copy.deepcopy(TINY)
     if section == "partition":
-        scenario["data"]["partition"] = {"kind": f"{module}:X"}
+        scenario["data"]["partition"] = {"kind": kind}
     else:
-        scenario["data"]["dataset"] = {"kind": f"{module}:X"}
+        scenario["data"]["dataset"] = {"kind": kind}
     with pytest.raises(netfl.NetflError, match=re.escape(words)):
         netfl.run(scenario, write=False)
 
@@ -375,24 +345,12 @@ def test_a_module_that_exits_on_import_is_an_error_not_an_exit(tmp_path, monkeyp
 
 
 def test_a_data_set_extensions_float64_features_are_made_float32(tmp_path, monkeypatch):
-    module = write_module(tmp_path, monkeypatch, """
-        import numpy as np
-        from netfl.learn.data import Dataset
-        from netfl.scenario.types import Section
-
-        class XSpec(Section):
-            kind: str
-
-        class X:
-            Spec = XSpec
-
-            @staticmethod
-            def load(spec, n_clients, rng):
-                x = rng.normal(size=(200, 4))
-                y = (x[:, 0] > 0).astype(int)
-                return Dataset("x", x[:150], y[:150], x[150:], y[150:], 2)
-    """)
+    kind = hook_module(tmp_path, monkeypatch, "netfl.scenario.types.Section",
+                       "load(spec, n_clients, rng)",
+                       "x = rng.normal(size=(200, 4))\ny = (x[:, 0] > 0).astype(int)\n"
+                       "return Dataset('x', x[:150], y[:150], x[150:], y[150:], 2)",
+                       "from netfl.learn.data import Dataset")
     scenario = copy.deepcopy(TINY)
-    scenario["data"]["dataset"] = {"kind": f"{module}:X"}
+    scenario["data"]["dataset"] = {"kind": kind}
     scenario["model"] = {"kind": "logistic"}
     assert netfl.run(scenario, write=False).summary["final_accuracy"] > 0.5
