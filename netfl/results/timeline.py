@@ -57,12 +57,13 @@ def node_tiers(events: pd.DataFrame) -> dict[str, str]:
 
 
 def chrome_trace(events: pd.DataFrame, start_s: float = 0.0, end_s: float = math.inf,
-                 nodes: Iterable[str] | None = None) -> dict:
+                 nodes: Iterable[str] | None = None,
+                 tiers: dict[str, str] | None = None) -> dict:
     """The Chrome trace (a JSON-ready dict) of ``events`` between ``start_s`` and ``end_s``
     (simulated seconds; a slice is kept where it overlaps the window), for ``nodes`` only
     where given (a transfer is kept where either end is one)."""
     keep = None if nodes is None else set(nodes)
-    tiers = node_tiers(events)
+    tiers = node_tiers(events) if tiers is None else tiers
     tids: dict[str, int] = {}
 
     def track(node: str) -> tuple[int, int]:
@@ -202,16 +203,19 @@ def save_timeline(events: pd.DataFrame, directory: Path, title: str, start_s: fl
     directory = Path(directory)
     target = directory / "timeline.json"
     partial = directory / ".timeline.json.partial"
-    partial.write_text(json.dumps(chrome_trace(events, start_s, end_s, nodes)),
+    tiers = node_tiers(events)  # once, for both views
+    partial.write_text(json.dumps(chrome_trace(events, start_s, end_s, nodes, tiers)),
                        encoding="utf-8")
     partial.replace(target)
-    rows, marks, note = gantt_rows(events, start_s=start_s, end_s=end_s, nodes=nodes)
+    rows, marks, note = gantt_rows(events, start_s=start_s, end_s=end_s, nodes=nodes,
+                                   tiers=tiers)
     plot_timeline(rows, marks, directory / "timeline.png", f"{title}: simulated timeline", note)
     return target
 
 
 def gantt_rows(events: pd.DataFrame, max_nodes: int = 30, start_s: float = 0.0,
-               end_s: float = math.inf, nodes: Iterable[str] | None = None
+               end_s: float = math.inf, nodes: Iterable[str] | None = None,
+               tiers: dict[str, str] | None = None
                ) -> tuple[dict[str, list[tuple[float, float, str]]], list[float], str]:
     """What ``timeline.png`` draws: for the ``max_nodes`` busiest nodes (or ``nodes``), each
     node's spans (start, duration, ``compute`` or ``transfer``: training and aggregations it
@@ -232,7 +236,7 @@ def gantt_rows(events: pd.DataFrame, max_nodes: int = 30, start_s: float = 0.0,
         chosen = [n for n in nodes if n in spans]
     else:
         chosen = sorted(spans, key=lambda n: -sum(d for _, d, _ in spans[n]))[:max_nodes]
-    tiers = node_tiers(events)
+    tiers = node_tiers(events) if tiers is None else tiers
     order = {tier: i for i, tier in enumerate(reversed(TIERS))}
     # within a tier, in order of first activity: a sequential schedule reads as a staircase
     chosen.sort(key=lambda n: (order.get(tiers.get(n, "edge"), 1),

@@ -31,7 +31,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
 
 from netfl.errors import NetflError
-from netfl.results.store import is_complete
+from netfl.results.store import read_complete_summary
 from netfl.sim.cores import available_cores
 from netfl.sweep.task import (
     DONE,
@@ -40,7 +40,6 @@ from netfl.sweep.task import (
     Outcome,
     RunTask,
     init_local_worker,
-    read_summary,
     run_point,
 )
 
@@ -111,9 +110,10 @@ class LocalExecutor:
             idle_breaks = 0 if suspects else idle_breaks + 1
             for rid in suspects:
                 task = pending[rid]
-                if is_complete(task.run_dir):  # it finished; only its answer died
+                summary = read_complete_summary(task.run_dir)
+                if summary is not None:  # it finished; only its answer died
                     del pending[rid]
-                    on_done(Outcome(rid, DONE, read_summary(task.run_dir)))
+                    on_done(Outcome(rid, DONE, summary))
                 elif task.attempt > self.retries:
                     del pending[rid]
                     _append_log(task, f"=== worker process died during attempt {task.attempt}; "

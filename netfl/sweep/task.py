@@ -100,14 +100,15 @@ def _alive(pid: int) -> bool:
 
 def run_point(task: RunTask) -> Outcome:
     """Run one point (see the module docstring). Called in the worker."""
-    from netfl.results.store import is_complete, is_damaged, set_aside
+    from netfl.results.store import is_damaged, read_complete_summary, set_aside
 
     worker = f"{socket.gethostname()}:{os.getpid()}"
     if _started_queue is not None:
         _report_start(task.run_id)
     _die_once_hook(task.die_once)
-    if is_complete(task.run_dir):
-        return Outcome(task.run_id, DONE, read_summary(task.run_dir))
+    done = read_complete_summary(task.run_dir)  # read once: the check is the summary
+    if done is not None:
+        return Outcome(task.run_id, DONE, done)
     if is_damaged(task.run_dir):  # a summary cut short (a full disk, a copy interrupted)
         set_aside(Path(task.run_dir))
     log = Path(task.log_path)
