@@ -81,6 +81,10 @@ class Group:
 
 
 class GroupFEL(Algorithm):
+    # False: each group round trains on its own when due (the same results, slower; the
+    # reference the batched arithmetic is tested against)
+    batch_groups = True
+
     def __init__(self, ctx, spec):
         # SCAFFOLD's control variate travels with every model (twice the bytes)
         self.MESSAGE_FACTOR = 2 if spec.control_variates else 1
@@ -119,13 +123,83 @@ class GroupFEL(Algorithm):
 
     def train_groups(self, groups: list[Group], x, t: int):
         """Lines 7-14 for ``groups`` in parallel from x, then the cloud's aggregation charge;
-        returns each group's (x_g, control-variate change), None where it did not arrive."""
-        jobs = [self.env.process(self.group_training(g, x, t)) for g in groups]
+        returns each group's (x_g, control-variate change), None where it did not arrive.
+
+        The groups' network and device time runs first (``group_schedule``), then their
+        models are computed (``group_models``): what a client learns never changes when, or
+        whether, anything arrives, so the arithmetic can wait for the schedule, and the
+        sampled groups' k-th group rounds train in one call instead of one per group, group
+        round and epoch length (issue 17). Same results: each client's batches come from its
+        own generator, and the compressor draws in the order the group rounds ended."""
+        order: list[tuple[str, int, int]] = []
+        jobs = [self.env.process(self.group_schedule(g, i, t, order))
+                for i, g in enumerate(groups)]
         yield self.env.all_of(jobs)
-        results = [job.value for job in jobs]
-        arrived = sum(r is not None for r in results)
+        schedules = [job.value for job in jobs]
+        arrived = sum(s is not None and s[1] for s in schedules)
         if arrived:
             yield from self.charge_aggregation(self.world.cloud, arrived, "cloud", t)
+        return self.group_models(groups, schedules, order, x)
+
+    def group_schedule(self, group: Group, index: int, t: int, order: list):
+        """Lines 8-14 at the group's edge server, in simulated time only: returns (the members
+        whose uploads arrived in each group round, whether x_g reached the cloud), or None if
+        x_t did not reach the edge server. Appends to ``order`` ("round", index, k) when group
+        round k's uploads are in and ("up", index, 0) when x_g reached the cloud: the moments
+        the compressor works on what arrived."""
+        self.groups_sampled.add(group.clients)
+        cloud, edge = self.world.cloud, group.edge
+        if not (yield from self.send(cloud, edge, self.download_bytes)):
+            return None
+        rounds = []
+        for k in range(self.spec.group_rounds):
+            jobs = [self.env.process(self.member_job(group, client, t))
+                    for client in group.clients]
+            yield self.env.all_of(jobs)
+            arrived = [c for c, job in zip(group.clients, jobs, strict=True) if job.value]
+            rounds.append(arrived)
+            if not arrived:
+                self.rounds_without_updates += 1
+                yield self.env.timeout(self.spec.idle_wait)
+                continue
+            order.append(("round", index, k))
+            yield from self.charge_aggregation(edge, len(arrived), "edge", t)
+        if not (yield from self.send_up(edge, cloud)):
+            return rounds, False
+        order.append(("up", index, 0))
+        return rounds, True
+
+    def group_models(self, groups: list[Group], schedules: list, order: list, x) -> list:
+        """The arithmetic of ``schedules`` (``group_schedule``'s results), in ``order``: each
+        group round's members train from its group's x_g (the sampled groups' next rounds in
+        one call, when the first of them is due), their models are compressed towards x_g and
+        averaged by data (line 14). Returns (x_g compressed towards x, control-variate change)
+        per group, None where x_g did not reach the cloud."""
+        x_group = [x] * len(groups)
+        delta_c = [self._zeros] * len(groups)
+        trained: dict[tuple[int, int], tuple] = {}
+        pending = [[k for k, arrived in enumerate(s[0]) if arrived] if s else []
+                   for s in schedules]
+        results: list = [None] * len(groups)
+        for what, g, k in order:
+            if what == "up":
+                results[g] = (self.compressed_towards(x_group[g], x), delta_c[g])
+                continue
+            if (g, k) not in trained:  # every group's next round that can start, at once
+                waiting = {i for i, _ in trained}  # a round trained, not yet aggregated
+                wave = [(i, rounds[0]) for i, rounds in enumerate(pending)
+                        if rounds and i not in waiting and (self.batch_groups or i == g)]
+                members = [schedules[i][0][r] for i, r in wave]
+                models, changes = self.local_rounds([x_group[i] for i, _ in wave], members)
+                for (i, r), m, dc in zip(wave, models, changes, strict=True):
+                    trained[(i, r)] = (m, dc)
+                    pending[i].pop(0)
+            models, dc = trained.pop((g, k))
+            arrived = schedules[g][0][k]
+            models = [self.compressed_towards(m, x_group[g]) for m in models]
+            weights = data_weights(self.trainer.client_sizes[self.indices(arrived)])
+            x_group[g] = weighted_average(models, weights)
+            delta_c[g] = delta_c[g] + dc
         return results
 
     def global_weights(self, sampled: list[Group]) -> np.ndarray:
@@ -142,37 +216,6 @@ class GroupFEL(Algorithm):
                 f"aggregation diverges with this sampling, as the paper warns; use "
                 f"aggregation: normalized (eq. 39) or a milder sampling")
         return weights
-
-    def group_training(self, group: Group, x, t: int):
-        """Lines 8-14 at the group's edge server; returns (x_g, control-variate change of its
-        clients summed) if the group model reached the cloud, else None."""
-        self.groups_sampled.add(group.clients)
-        cloud, edge = self.world.cloud, group.edge
-        if not (yield from self.send(cloud, edge, self.download_bytes)):
-            return None
-        x_group, delta_c = x, self._zeros
-        for _ in range(self.spec.group_rounds):
-            x_group, dc = yield from self.group_round(group, x_group, t)
-            delta_c = delta_c + dc
-        if not (yield from self.send_up(edge, cloud)):
-            return None
-        return self.compressed_towards(x_group, x), delta_c
-
-    def group_round(self, group: Group, x_group, t: int):
-        """Lines 10-14: the members' group operation and local rounds, then the data-weighted
-        average of the models that arrived at the edge server."""
-        jobs = [self.env.process(self.member_job(group, client, t)) for client in group.clients]
-        yield self.env.all_of(jobs)
-        arrived = [c for c, job in zip(group.clients, jobs, strict=True) if job.value]
-        if not arrived:
-            self.rounds_without_updates += 1
-            yield self.env.timeout(self.spec.idle_wait)
-            return x_group, self._zeros
-        models, delta_c = self.local_rounds(x_group, arrived)
-        models = [self.compressed_towards(m, x_group) for m in models]
-        weights = data_weights(self.trainer.client_sizes[self.indices(arrived)])
-        x_group = yield from self.aggregate(group.edge, models, weights, "edge", t)
-        return x_group, delta_c
 
     def member_job(self, group: Group, client: str, t: int):
         """One client's group round: download x_g, the group operation (its messages and
@@ -248,33 +291,37 @@ class GroupFEL(Algorithm):
         return solver_overhead_s(self.trainer.num_params, self.steps_of(client), per_step,
                                  fleet.profile(client).flops, fleet.slowdown(client), once)
 
-    def local_rounds(self, x_group, clients: list[str]):
-        """Real local training of ``clients`` from x_group (FedProx's proximal term and
-        SCAFFOLD's corrections where set); returns their models and, for SCAFFOLD, the sum of
-        their control-variate changes (option II of Karimireddy et al.)."""
+    def local_rounds(self, starts: list, members: list[list[str]]):
+        """Real local training of each group's ``members`` from its x_g (``starts``), all in
+        one call (FedProx's proximal term and SCAFFOLD's corrections where set); returns per
+        group its members' models and, for SCAFFOLD, the sum of their control-variate changes
+        (option II of Karimireddy et al.)."""
         spec = self.spec
-        models: dict[str, object] = {}
-        delta_c = self._zeros
-        by_steps: dict[int, list[str]] = {}
-        for client in clients:
-            by_steps.setdefault(self.steps_of(client), []).append(client)
-        for steps, members in by_steps.items():
-            corrections = None
+        clients = [c for group in members for c in group]
+        own_start = [start for start, group in zip(starts, members, strict=True)
+                     for _ in group]
+        steps = [self.steps_of(c) for c in clients]
+        corrections = None
+        if self.c_global is not None:
+            corrections = [self.c_global - self.c_client.get(c, self._zeros) for c in clients]
+        trained = self.trainer.local_train(
+            own_start, self.indices(clients), steps, spec.lr, spec.batch_size,
+            momentum=spec.momentum, weight_decay=spec.weight_decay, prox_mu=spec.prox_mu,
+            corrections=corrections)
+        models, changes, at = [], [], 0
+        for start, group in zip(starts, members, strict=True):
+            mine = trained[at:at + len(group)]
+            delta_c = self._zeros
             if self.c_global is not None:
-                corrections = [self.c_global - self.c_client.get(c, self._zeros)
-                               for c in members]
-            trained = self.trainer.local_train(
-                x_group, self.indices(members), steps, spec.lr, spec.batch_size,
-                momentum=spec.momentum, weight_decay=spec.weight_decay, prox_mu=spec.prox_mu,
-                corrections=corrections)
-            for client, y in zip(members, trained, strict=True):
-                models[client] = y
-                if self.c_global is not None:
+                for client, y, n in zip(group, mine, steps[at:at + len(group)], strict=True):
                     old = self.c_client.get(client, self._zeros)
-                    new = old - self.c_global + (x_group - y) / (steps * spec.lr)
+                    new = old - self.c_global + (start - y) / (n * spec.lr)
                     self.c_client[client] = new
                     delta_c = delta_c + (new - old)
-        return [models[c] for c in clients], delta_c
+            models.append(mine)
+            changes.append(delta_c)
+            at += len(group)
+        return models, changes
 
     def update_global_control(self, arrived: list) -> None:
         """SCAFFOLD's server step c <- c + (1/N) sum of the clients' control-variate changes

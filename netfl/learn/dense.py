@@ -47,19 +47,20 @@ def chunk_size(params_per_client: int, bytes_per_param: int = 4) -> int:
 
 
 @torch.no_grad()
-def dense_sgd_(tensors: list[torch.Tensor], xs: torch.Tensor, ys: torch.Tensor,
-               lr: float) -> None:
+def dense_sgd_(tensors: list[torch.Tensor], xs, ys, lr: float) -> None:
     """Plain SGD steps, in place, for a chunk of clients of a dense ReLU network.
 
-    tensors: per layer, the weight (C, out, in) and the bias (C, out) of C clients (views of
-        their stacked parameter vectors are fine: they are updated in place);
-    xs: (steps, C, b, in) inputs, flattened; ys: (steps, C, b) class labels;
+    tensors: per layer, the weight (C, out, in) and the bias (C, out) of C clients, each
+        contiguous (updated in place);
+    xs: per step, the inputs (k, b, in), flattened, of the first k clients (those that still
+        train at that step: k never grows from one step to the next); ys: per step, their
+        class labels (k, b). A (steps, C, b, in) tensor is such a sequence.
     lr: the learning rate. Each step minimizes each client's mean cross-entropy on its batch.
     """
-    weights, biases = tensors[0::2], tensors[1::2]
-    last = len(weights) - 1
+    last = len(tensors) // 2 - 1
     for x, y in zip(xs, ys, strict=True):
-        batch = x.shape[1]
+        k, batch = x.shape[0], x.shape[1]
+        weights, biases = [t[:k] for t in tensors[0::2]], [t[:k] for t in tensors[1::2]]
         inputs, active = [x], []
         h = x
         for layer, (w, b) in enumerate(zip(weights, biases, strict=True)):

@@ -43,18 +43,23 @@ class FakeTrainer(ClientData):
     def init_params(self) -> np.ndarray:
         return np.zeros(1)
 
-    def local_train(self, params: np.ndarray, clients: Sequence[int], steps: int, lr,
+    def local_train(self, params: np.ndarray, clients: Sequence[int], steps, lr,
                     batch_size: int, return_buffers: bool = False, **_options):
         """Progress per client (optimizer options such as momentum do not change the curve;
-        momentum buffers, where asked for, are zeros)."""
+        momentum buffers, where asked for, are zeros). ``params``: one start (1,) or one per
+        client ((B, 1), or a sequence of B vectors); ``steps``: one count or one per client,
+        as for the torch trainer."""
+        params = np.asarray(params)
+        starts = np.broadcast_to(params, (len(clients), *params.shape[-1:]))
+        counts = np.broadcast_to(np.asarray(steps), (len(clients),))
         if return_buffers:
             thetas = self.local_train(params, clients, steps, lr, batch_size)
-            return thetas, [np.zeros_like(params) for _ in thetas]
+            return thetas, [np.zeros_like(t) for t in thetas]
         out = []
-        for client in clients:
+        for client, start, n in zip(clients, starts, counts, strict=True):
             noise = 1.0 + 0.2 * self.client_rng(client).standard_normal()
-            gain = self.spec.learning_rate_gain * steps * (1.0 - self._skew[client] / 2) * noise
-            out.append(params + max(gain, 0.0))
+            gain = self.spec.learning_rate_gain * int(n) * (1.0 - self._skew[client] / 2) * noise
+            out.append(start + max(gain, 0.0))
         return out
 
     def gradients(self, params: np.ndarray, clients: Sequence[int],

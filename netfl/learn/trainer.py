@@ -43,44 +43,11 @@ from netfl.learn.flat import FlatModel, flatten
 from netfl.learn.models import count_params, flops_per_sample
 from netfl.learn.parallel import batch_scores, single_threaded_torch, worker_pool
 from netfl.learn.partition import Partition
+from netfl.learn.sgd import sgd_step_
 from netfl.sim.clock import RandomStreams
 from netfl.sim.cores import available_cores
 
 EVAL_BATCH = 1000
-
-
-def sgd_step_(theta: list[torch.Tensor], grads: list[torch.Tensor], lr, *,
-              momentum: float = 0.0, buffers: list[torch.Tensor] | None = None,
-              weight_decay: float = 0.0, prox_mu: float = 0.0,
-              anchor: list[torch.Tensor] | None = None,
-              correction: list[torch.Tensor] | None = None) -> None:
-    """One SGD step, in place, on parameter tensors (one client's, or stacked over clients).
-
-    For each tensor:
-        d = grad + weight_decay * theta + prox_mu * (theta - anchor) + correction
-        buffer = momentum * buffer + d and d = buffer   (with momentum; buffers start at zero)
-        theta -= lr * d
-
-    ``prox_mu`` is FedProx's proximal term around ``anchor`` (the global model); ``correction``
-    is SCAFFOLD's control-variate term c - c_i. ``lr`` is a number, or a tensor of per-client
-    rates shaped to broadcast against stacked parameters. Updating views of one flat vector in
-    place updates the vector.
-    """
-    for i, (t, g) in enumerate(zip(theta, grads, strict=True)):
-        d = g
-        if weight_decay:
-            d = d + weight_decay * t
-        if prox_mu:
-            d = d + prox_mu * (t - anchor[i])
-        if correction is not None:
-            d = d + correction[i]
-        if momentum:
-            buffers[i].mul_(momentum).add_(d)
-            d = buffers[i]
-        if isinstance(lr, float | int):
-            t.sub_(d, alpha=lr)
-        else:
-            t.addcmul_(d, lr.view(-1, *[1] * (t.dim() - 1)), value=-1.0)
 
 
 def choose_path(model: nn.Module, device: torch.device) -> str:
@@ -153,53 +120,69 @@ class TorchTrainer(ClientData):
         index = torch.as_tensor(index, device=self.device)
         return self._train_x[index], self._train_y[index]
 
-    def _draw_batches(self, clients: Sequence[int], steps: int, batch_size: int) -> list:
-        """Every mini-batch a local_train call uses: per entry of ``clients``, a (steps, b)
+    def _draw_batches(self, clients: Sequence[int], steps: Sequence[int],
+                      batch_size: int) -> list:
+        """Every mini-batch a local_train call uses: per entry of ``clients``, a (steps[i], b)
         array of training-set indices.
 
         Drawn here, on the calling thread, entry after entry in list order, before any training
         starts: a client that appears twice (sampling with replacement) draws its second
         entry's batches after its first's, from its own generator, whichever path or worker
-        thread then trains them. Same seed, same batches, whatever the thread count.
+        thread then trains them. Same seed, same batches, whatever the thread count, and
+        whichever other clients share the call.
         """
-        return [np.stack([self.draw_batch(c, batch_size) for _ in range(steps)]) if steps
+        return [np.stack([self.draw_batch(c, batch_size) for _ in range(n)]) if n
                 else np.empty((0, self.samples_per_step(c, batch_size)), dtype=np.int64)
-                for c in clients]
+                for c, n in zip(clients, steps, strict=True)]
 
     # --------------------------------------------------------------------- training
 
-    def local_train(self, params: torch.Tensor, clients: Sequence[int], steps: int,
-                    lr: float | Sequence[float], batch_size: int, *, momentum: float = 0.0,
-                    weight_decay: float = 0.0, prox_mu: float = 0.0,
+    def local_train(self, params: torch.Tensor, clients: Sequence[int],
+                    steps: int | Sequence[int], lr: float | Sequence[float], batch_size: int,
+                    *, momentum: float = 0.0, weight_decay: float = 0.0, prox_mu: float = 0.0,
                     corrections: Sequence[torch.Tensor] | None = None,
                     initial_buffers: Sequence[torch.Tensor] | None = None,
                     return_buffers: bool = False):
         """``steps`` SGD steps from ``params`` for each client; one vector per client, in order.
 
+        params: the start of every client (P,), or one start per client (a (B, P) tensor or
+            a sequence of B vectors: several groups' models trained in one call, as
+            Group-FEL's groups are).
+        steps: one count, or one per client (clients of different data sizes doing whole
+            epochs): a client's result does not depend on the others' counts.
         lr: one rate, or one per client. corrections: one vector per client added to every
         gradient (SCAFFOLD's c - c_i). initial_buffers: one momentum buffer per client to start
         from (zeros otherwise); with ``return_buffers`` the result is (parameters, buffers), the
         buffers after the last step (for algorithms that aggregate momentum, such as HierMo).
-        ``params`` is never modified. A client may appear more than once (sampling with
-        replacement): each entry trains separately, on its own batches, drawn entry after entry
-        in list order (``_draw_batches``).
+        ``params`` is never modified; FedProx's anchor is each client's start. A client may
+        appear more than once (sampling with replacement): each entry trains separately, on
+        its own batches, drawn entry after entry in list order (``_draw_batches``).
         """
         clients = list(clients)
+        counts = [int(n) for n in np.broadcast_to(np.asarray(steps), (len(clients),))]
+        if not torch.is_tensor(params):
+            params = torch.stack(list(params))
+        starts = params.expand(len(clients), -1) if params.dim() == 1 else params
+        if len(starts) != len(clients):
+            raise ValueError(f"local_train: {len(starts)} start vectors for {len(clients)} "
+                             f"clients")
         rates = np.broadcast_to(np.asarray(lr, dtype=np.float64), (len(clients),))
         options = dict(momentum=momentum, weight_decay=weight_decay, prox_mu=prox_mu)
         extras = [(None if corrections is None else corrections[i],
                    None if initial_buffers is None else initial_buffers[i])
                   for i in range(len(clients))]
-        draws = self._draw_batches(clients, steps, batch_size)
+        draws = self._draw_batches(clients, counts, batch_size)
         if self.path == "loop":
-            pairs = self._train_loop(params, draws, rates, extras, options)
+            pairs = self._train_loop(starts, draws, rates, extras, options)
         else:
             pairs = [None] * len(clients)
             by_batch: dict[int, list[int]] = {}
             for i, client in enumerate(clients):
                 by_batch.setdefault(self.samples_per_step(client, batch_size), []).append(i)
             for positions in by_batch.values():
-                trained = self._train_stacked(params, np.stack([draws[i] for i in positions]),
+                # most steps first: the clients still training at a step are a prefix
+                positions = sorted(positions, key=lambda i: -counts[i])
+                trained = self._train_stacked(starts[positions], [draws[i] for i in positions],
                                               rates[positions],
                                               [extras[i] for i in positions], options)
                 for position, pair in zip(positions, trained, strict=True):
@@ -207,7 +190,7 @@ class TorchTrainer(ClientData):
         thetas = [theta for theta, _ in pairs]
         return (thetas, [buffer for _, buffer in pairs]) if return_buffers else thetas
 
-    def _train_loop(self, params, draws, rates, extras, options):
+    def _train_loop(self, starts, draws, rates, extras, options):
         """Clients one after another on each of ``workers`` threads, each thread with its own
         model replica and torch running single-threaded: on a 2-core CPU, two single-threaded
         workers train small CNNs 1.1-1.5x faster than one worker with two threads. Each
@@ -217,7 +200,7 @@ class TorchTrainer(ClientData):
         chunks = [c for c in np.array_split(np.arange(len(draws)), workers) if len(c)]
 
         def train(replica: FlatModel, positions) -> list:
-            return [self._train_one(replica, params, draws[i], float(rates[i]), extras[i],
+            return [self._train_one(replica, starts[i], draws[i], float(rates[i]), extras[i],
                                     options)
                     for i in positions]
 
@@ -238,12 +221,13 @@ class TorchTrainer(ClientData):
             return None
         return torch.zeros_like(like) if initial is None else initial.detach().clone()
 
-    def _train_one(self, replica, params, draws, lr, extra, options):
-        """One client's local SGD on its pre-drawn batches ``draws`` (steps, b)."""
+    def _train_one(self, replica, start, draws, lr, extra, options):
+        """One client's local SGD from ``start`` on its pre-drawn batches ``draws`` (steps,
+        b)."""
         correction, initial = extra
-        theta = params.clone()
+        theta = start.clone()
         buffer = self._momentum_buffer(theta, initial, options["momentum"])
-        views, anchor = replica.views(theta), replica.views(params)
+        views, anchor = replica.views(theta), replica.views(start)
         buffers = replica.views(buffer) if buffer is not None else None
         corr = replica.views(correction) if correction is not None else None
         for index in draws:
@@ -254,67 +238,78 @@ class TorchTrainer(ClientData):
                           **options)
         return theta, buffer
 
-    def _train_stacked(self, params, draws, rates, extras, options):
-        """vmap over clients, on their pre-drawn batches ``draws`` (B, steps, b): parameters
-        stay a dict of stacked tensors (views of one (B, P) block) because differentiating
-        with respect to slices of a flat vector costs a zero-filled (B, P) tensor per
-        parameter tensor (5x slower for the Fed-CHS MLP)."""
+    def _train_stacked(self, starts, draws, rates, extras, options):
+        """vmap over clients from ``starts`` (B, P) on their pre-drawn batches ``draws`` (B
+        arrays of (steps_i, b), steps_i not increasing): at step s the clients with more than
+        s steps train. Parameters stay a dict of stacked tensors (views of one (B, P) block)
+        because differentiating with respect to slices of a flat vector costs a zero-filled
+        (B, P) tensor per parameter tensor (5x slower for the Fed-CHS MLP)."""
         plain = not any(options.values()) and all(e == (None, None) for e in extras)
         if self._dense and plain and np.all(rates == rates[0]):
-            return [(t, None) for t in self._train_dense(params, draws, float(rates[0]))]
-        theta = params.unsqueeze(0).repeat(len(draws), 1)
-        views, anchor = self._main.views(theta), self._main.views(params)
+            return [(t, None) for t in self._train_dense(starts, draws, float(rates[0]))]
+        theta = starts.clone()
         lr = (float(rates[0]) if np.all(rates == rates[0])
-              else torch.as_tensor(rates, dtype=params.dtype, device=self.device))
+              else torch.as_tensor(rates, dtype=starts.dtype, device=self.device))
         buffer = None
         if options["momentum"]:
-            buffer = torch.stack([self._momentum_buffer(params, initial, options["momentum"])
+            buffer = torch.stack([self._momentum_buffer(starts[0], initial, options["momentum"])
                                   for _, initial in extras])
-        buffers = self._main.views(buffer) if buffer is not None else None
         corr = None
         if extras[0][0] is not None:
-            corr = self._main.views(torch.stack([correction for correction, _ in extras]))
-        for step in range(draws.shape[1]):
-            x, y = self._gather(draws[:, step])
+            corr = torch.stack([correction for correction, _ in extras])
+        same_start = starts.stride(0) == 0  # one start for all, expanded: a broadcast anchor
+        for step in range(len(draws[0]) if draws else 0):
+            k = sum(len(d) > step for d in draws)
+            views = self._main.views(theta[:k])
+            anchor = self._main.views(starts[0] if same_start else starts[:k])
+            x, y = self._gather(np.stack([d[step] for d in draws[:k]]))
             grads = self._batched_grad(dict(zip(self._names, views, strict=True)), x, y)
             with torch.no_grad():
-                sgd_step_(views, [grads[n] for n in self._names], lr, buffers=buffers,
-                          anchor=anchor, correction=corr, **options)
+                sgd_step_(views, [grads[n] for n in self._names],
+                          lr if isinstance(lr, float) else lr[:k],
+                          buffers=None if buffer is None else self._main.views(buffer[:k]),
+                          anchor=anchor,
+                          correction=None if corr is None else self._main.views(corr[:k]),
+                          **options)
         thetas = list(theta.unbind(0))
         return list(zip(thetas, [None] * len(thetas) if buffer is None else list(buffer.unbind(0)),
                         strict=True))
 
-    def _train_dense(self, params, draws, lr: float) -> list[torch.Tensor]:
-        """Plain SGD of a dense ReLU network (netfl.learn.dense) from ``params`` on pre-drawn
-        batches ``draws`` (B, steps, b): cache-sized chunks of clients, each chunk's tensors
-        contiguous (strided views of a (B, P) block ran 15% slower), the chunks shared among
-        worker threads (at most a 1/workers share each) with torch single-threaded as in
-        ``_train_loop``: a client's result is the same bits whatever its chunk, the worker
-        count and ``threads``, and every core works."""
-        out = torch.empty(len(draws), self.num_params, dtype=params.dtype, device=self.device)
-        start_views = self._main.views(params)
+    def _train_dense(self, starts, draws, lr: float) -> list[torch.Tensor]:
+        """Plain SGD of a dense ReLU network (netfl.learn.dense) from ``starts`` (B, P) on
+        pre-drawn batches ``draws`` (B arrays of (steps_i, b), steps_i not increasing):
+        cache-sized chunks of clients, each chunk's tensors contiguous (strided views of a
+        (B, P) block ran 15% slower), the chunks shared among worker threads (at most a
+        1/workers share each) with torch single-threaded as in ``_train_loop``: a client's
+        result is the same bits whatever its chunk, the clients beside it, the worker count
+        and ``threads``, and every core works."""
+        out = torch.empty(len(draws), self.num_params, dtype=starts.dtype, device=self.device)
         workers = 1 if self.device.type != "cpu" else self.max_workers
         chunk = min(chunk_size(self.num_params), -(-len(draws) // workers))
 
         def train(start: int) -> None:
             block = out[start:start + chunk]
-            # repeat copies (expand(1, ...).contiguous() would alias params and train it)
-            tensors = [v.repeat(len(block), *(1,) * v.dim()) for v in start_views]
-            x, y = self._gather(np.swapaxes(draws[start:start + chunk], 0, 1))
-            dense_sgd_(tensors, x.reshape(*y.shape, -1), y, lr)
+            # contiguous copies (a view would alias the caller's params and train them)
+            tensors = [v.clone(memory_format=torch.contiguous_format)
+                       for v in self._main.views(starts[start:start + len(block)])]
+            mine = draws[start:start + len(block)]
+            batches = [self._gather(np.stack([d[s] for d in mine if len(d) > s]))
+                       for s in range(len(mine[0]))]  # per step, of the clients still training
+            dense_sgd_(tensors, [x.reshape(*y.shape, -1) for x, y in batches],
+                       [y for _, y in batches], lr)
             for view, trained in zip(self._main.views(block), tensors, strict=True):
                 view.copy_(trained)
 
-        starts = range(0, len(draws), chunk)
+        starts_at = range(0, len(draws), chunk)
         if self.device.type != "cpu":
-            for start in starts:
+            for start in starts_at:
                 train(start)
         else:  # a client's numbers do not depend on its chunk's size: single-threaded GEMMs
             with single_threaded_torch():
-                if len(starts) == 1:
+                if len(starts_at) == 1:
                     train(0)
                 else:
-                    list(self._workers().map(train, starts))
+                    list(self._workers().map(train, starts_at))
         return list(out.unbind(0))
 
     def _workers(self) -> ThreadPoolExecutor:

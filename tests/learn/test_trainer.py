@@ -236,3 +236,54 @@ def test_a_client_drawn_twice_trains_twice_on_its_own_batches_on_every_path(digi
     lone = make(digits, path="loop")
     torch.testing.assert_close(runs[1][0], lone.local_train(lone.init_params(), [2], 12, 0.1, 16,
                                                             momentum=0.5)[0])
+
+
+@pytest.mark.parametrize("model_fn", [mlp, cnn])
+@pytest.mark.parametrize("path", ["vmap", "loop"])
+@pytest.mark.parametrize("options", [{}, {"momentum": 0.9}, {"prox_mu": 0.1},
+                                     {"corrections": True}])
+def test_a_start_and_a_step_count_per_client_give_what_separate_calls_give(
+        digits, model_fn, path, options):
+    # Several groups' models trained in one call (Group-FEL's groups, clients of different
+    # sizes doing whole epochs): each client starts from its own vector and takes its own
+    # number of steps, as if it had been trained alone. Same bits where a client's arithmetic
+    # does not depend on who shares the call (the loop, the dense MLP path); float rounding
+    # on the vmap path. FedProx's anchor is each client's own start.
+    part = partition(digits, ragged=True)  # two batch sizes: two stacked groups
+    clients, steps = [0, 1, 2, 3, 4, 5], [3, 1, 4, 1, 0, 2]
+    base = make(digits, model_fn, path, part=part).init_params()
+    starts = torch.stack([base + 0.01 * i for i in range(len(clients))])
+    kept = starts.clone()
+    if options.get("corrections"):
+        options = {"corrections": [torch.full_like(base, 0.01 * i) for i in range(6)]}
+    together = make(digits, model_fn, path, part=part).local_train(starts, clients, steps, 0.1,
+                                                                   16, **options)
+    alone_trainer = make(digits, model_fn, path, part=part)
+    alone = [alone_trainer.local_train(
+        starts[i], [c], steps[i], 0.1, 16,
+        **{k: ([v[i]] if k == "corrections" else v) for k, v in options.items()})[0]
+        for i, c in enumerate(clients)]
+    exact = path == "loop" or (model_fn is mlp and not options)
+    for a, b in zip(together, alone, strict=True):
+        if exact:
+            assert torch.equal(a, b)
+        else:
+            torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+    assert torch.equal(together[4], starts[4])  # no steps: its start
+    assert torch.equal(starts, kept)  # the starts are not trained in place
+
+
+def test_starts_must_match_the_clients(digits):
+    trainer = make(digits)
+    with pytest.raises(ValueError, match="2 start vectors for 3 clients"):
+        trainer.local_train(torch.stack([trainer.init_params()] * 2), [0, 1, 2], 1, 0.1, 16)
+
+
+def test_the_fake_trainer_takes_a_start_and_a_step_count_per_client(digits):
+    fake = FakeTrainer(FakeModel(kind="fake"), partition(digits), 10, RandomStreams(0))
+    together = fake.local_train(np.array([[0.0], [1.0]]), [0, 1], [2, 0], 0.1, 16)
+    again = FakeTrainer(FakeModel(kind="fake"), partition(digits), 10, RandomStreams(0))
+    alone = [again.local_train(np.array([0.0]), [0], 2, 0.1, 16)[0],
+             again.local_train(np.array([1.0]), [1], 0, 0.1, 16)[0]]
+    assert np.array_equal(together[0], alone[0]) and np.array_equal(together[1], alone[1])
+    assert together[1][0] == 1.0
