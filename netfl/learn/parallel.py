@@ -11,9 +11,22 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from netfl.learn.flat import FlatModel
+from netfl.learn.flat import FlatModel, flatten
 
 _POOLS: dict[int, ThreadPoolExecutor] = {}
+FUSED_PART_SAMPLES = 128  # a fused gradient's part has at least this many samples
+
+
+def fused_parts(samples: int) -> int:
+    """Parts a fused gradient over ``samples`` samples is split into: the largest power of two
+    up to 8 that leaves each part FUSED_PART_SAMPLES samples or more (the Fed-CHS paper's 320:
+    2 parts, 1.5x faster on 2 cores; below 128 samples per part a 784-200-200-10 MLP's pass
+    gains little per sample). A function of the sample count only: the result's bits must
+    not depend on the machine."""
+    parts = 1
+    while parts < 8 and samples // (2 * parts) >= FUSED_PART_SAMPLES:
+        parts *= 2
+    return parts
 
 
 @contextlib.contextmanager
@@ -68,3 +81,32 @@ def _score(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> tuple[int, flo
     logits = model(x)
     return int((logits.argmax(dim=1) == y).sum()), float(F.cross_entropy(logits, y,
                                                                           reduction="sum"))
+
+
+def gradient_in_parts(replicas: list[FlatModel], params: torch.Tensor, x: torch.Tensor,
+                      y: torch.Tensor, sample_weights: torch.Tensor, parts: int,
+                      pool: ThreadPoolExecutor) -> torch.Tensor:
+    """The gradient of the weighted loss sum_s sample_weights[s] * loss_s at ``params``, as the
+    sum of ``parts`` equal, consecutive parts' gradients, added in part order: each replica
+    (one per worker thread) computes a consecutive run of parts, torch single-threaded. The
+    same bits whatever the replica count."""
+    bounds = np.linspace(0, len(y), parts + 1).astype(int)
+
+    def run(replica: FlatModel, group) -> list[torch.Tensor]:
+        return [flatten(replica.grads_at(params, x[bounds[k]:bounds[k + 1]],
+                                         y[bounds[k]:bounds[k + 1]],
+                                         sample_weights[bounds[k]:bounds[k + 1]]))
+                for k in group]
+
+    groups = np.array_split(np.arange(parts), len(replicas))
+    with single_threaded_torch():
+        if len(replicas) == 1:
+            pieces = run(replicas[0], groups[0])
+        else:
+            futures = [pool.submit(run, replica, group)
+                       for replica, group in zip(replicas, groups, strict=True)]
+            pieces = [piece for f in futures for piece in f.result()]
+    total = pieces[0]
+    for piece in pieces[1:]:
+        total = total + piece
+    return total

@@ -41,15 +41,19 @@ from netfl.learn.data import Dataset
 from netfl.learn.dense import chunk_size, dense_layers, dense_sgd_
 from netfl.learn.flat import FlatModel, flatten
 from netfl.learn.models import count_params, flops_per_sample
-from netfl.learn.parallel import batch_scores, single_threaded_torch, worker_pool
+from netfl.learn.parallel import (
+    batch_scores,
+    fused_parts,
+    gradient_in_parts,
+    single_threaded_torch,
+    worker_pool,
+)
 from netfl.learn.partition import Partition
 from netfl.learn.sgd import sgd_step_
 from netfl.sim.clock import RandomStreams
 from netfl.sim.cores import available_cores
 
 EVAL_BATCH = 1000
-
-
 def choose_path(model: nn.Module, device: torch.device) -> str:
     """The measured rule: the loop for convolutional models on CPU, vmap otherwise; the loop
     for any model with buffers (batch norm's running statistics), which vmap cannot update.
@@ -244,9 +248,8 @@ class TorchTrainer(ClientData):
         s steps train. Parameters stay a dict of stacked tensors (views of one (B, P) block)
         because differentiating with respect to slices of a flat vector costs a zero-filled
         (B, P) tensor per parameter tensor (5x slower for the Fed-CHS MLP)."""
-        plain = not any(options.values()) and all(e == (None, None) for e in extras)
-        if self._dense and plain and np.all(rates == rates[0]):
-            return [(t, None) for t in self._train_dense(starts, draws, float(rates[0]))]
+        if self._dense:
+            return self._train_dense(starts, draws, rates, extras, options)
         theta = starts.clone()
         lr = (float(rates[0]) if np.all(rates == rates[0])
               else torch.as_tensor(rates, dtype=starts.dtype, device=self.device))
@@ -275,30 +278,48 @@ class TorchTrainer(ClientData):
         return list(zip(thetas, [None] * len(thetas) if buffer is None else list(buffer.unbind(0)),
                         strict=True))
 
-    def _train_dense(self, starts, draws, lr: float) -> list[torch.Tensor]:
-        """Plain SGD of a dense ReLU network (netfl.learn.dense) from ``starts`` (B, P) on
-        pre-drawn batches ``draws`` (B arrays of (steps_i, b), steps_i not increasing):
-        cache-sized chunks of clients, each chunk's tensors contiguous (strided views of a
-        (B, P) block ran 15% slower), the chunks shared among worker threads (at most a
-        1/workers share each) with torch single-threaded as in ``_train_loop``: a client's
-        result is the same bits whatever its chunk, the clients beside it, the worker count
-        and ``threads``, and every core works."""
+    def _train_dense(self, starts, draws, rates, extras, options) -> list[tuple]:
+        """SGD of a dense ReLU network (netfl.learn.dense) from ``starts`` (B, P) on pre-drawn
+        batches ``draws`` (B arrays of (steps_i, b), steps_i not increasing), with the options
+        of ``sgd_step_``; returns (parameters, momentum buffer or None) per client. Cache-sized
+        chunks of clients, each chunk's tensors contiguous (strided views of a (B, P) block ran
+        15% slower), the chunks shared among worker threads (at most a 1/workers share each)
+        with torch single-threaded as in ``_train_loop``: a client's result is the same bits
+        whatever its chunk, the clients beside it, the worker count and ``threads``, and every
+        core works."""
         out = torch.empty(len(draws), self.num_params, dtype=starts.dtype, device=self.device)
+        lr = (float(rates[0]) if np.all(rates == rates[0])
+              else torch.as_tensor(rates, dtype=starts.dtype, device=self.device))
+        momentum = options["momentum"]
+        buffer = (torch.stack([self._momentum_buffer(starts[0], initial, momentum)
+                               for _, initial in extras]) if momentum else None)
+        corr = (torch.stack([correction for correction, _ in extras])
+                if extras[0][0] is not None else None)
         workers = 1 if self.device.type != "cpu" else self.max_workers
         chunk = min(chunk_size(self.num_params), -(-len(draws) // workers))
 
         def train(start: int) -> None:
-            block = out[start:start + chunk]
-            # contiguous copies (a view would alias the caller's params and train them)
-            tensors = [v.clone(memory_format=torch.contiguous_format)
-                       for v in self._main.views(starts[start:start + len(block)])]
-            mine = draws[start:start + len(block)]
+            rows = slice(start, min(start + chunk, len(draws)))
+
+            def copies(block):  # contiguous (a view would alias the caller's tensors)
+                return [v.clone(memory_format=torch.contiguous_format)
+                        for v in self._main.views(block[rows])]
+
+            tensors = copies(starts)
+            buffers = copies(buffer) if buffer is not None else None
+            mine = draws[rows]
             batches = [self._gather(np.stack([d[s] for d in mine if len(d) > s]))
                        for s in range(len(mine[0]))]  # per step, of the clients still training
             dense_sgd_(tensors, [x.reshape(*y.shape, -1) for x, y in batches],
-                       [y for _, y in batches], lr)
-            for view, trained in zip(self._main.views(block), tensors, strict=True):
+                       [y for _, y in batches], lr if isinstance(lr, float) else lr[rows],
+                       anchor=self._main.views(starts[rows]), buffers=buffers,
+                       correction=None if corr is None else self._main.views(corr[rows]),
+                       **options)
+            for view, trained in zip(self._main.views(out[rows]), tensors, strict=True):
                 view.copy_(trained)
+            if buffer is not None:
+                for view, trained in zip(self._main.views(buffer[rows]), buffers, strict=True):
+                    view.copy_(trained)
 
         starts_at = range(0, len(draws), chunk)
         if self.device.type != "cpu":
@@ -310,7 +331,8 @@ class TorchTrainer(ClientData):
                     train(0)
                 else:
                     list(self._workers().map(train, starts_at))
-        return list(out.unbind(0))
+        buffers = [None] * len(draws) if buffer is None else list(buffer.unbind(0))
+        return list(zip(out.unbind(0), buffers, strict=True))
 
     def _workers(self) -> ThreadPoolExecutor:
         return worker_pool(self.max_workers)
@@ -328,20 +350,30 @@ class TorchTrainer(ClientData):
 
     def weighted_gradient(self, params: torch.Tensor, clients: Sequence[int], batch_size: int,
                           weights: Sequence[float]) -> torch.Tensor:
-        """sum_i weights[i] * (client i's stochastic gradient at ``params``), as ONE
-        forward/backward pass over the concatenated batches.
+        """sum_i weights[i] * (client i's stochastic gradient at ``params``), as one
+        forward/backward pass over the concatenated batches, or over ``fused_parts`` equal
+        parts of it on the worker threads (torch single-threaded), summed in part order.
 
         The gradient of sum_i w_i * mean_{s in b_i} loss_s is the same sum as the per-client
         gradients weighted by w_i: each sample carries weight w_i / |b_i|. Each client draws the
-        same mini-batch it would draw in ``gradients``.
+        same mini-batch it would draw in ``gradients``. The parts depend only on the number of
+        samples, so the result is the same bits whatever the worker count.
         """
         draws = [self.draw_batch(client, batch_size) for client in clients]
-        sample_weights = np.concatenate([np.full(len(d), float(w) / len(d))
-                                         for d, w in zip(draws, weights, strict=True)])
+        sample_weights = torch.as_tensor(
+            np.concatenate([np.full(len(d), float(w) / len(d))
+                            for d, w in zip(draws, weights, strict=True)]),
+            dtype=self._train_x.dtype, device=self.device)
         index = torch.as_tensor(np.concatenate(draws), device=self.device)
-        return flatten(self._main.grads_at(
-            params, self._train_x[index], self._train_y[index],
-            torch.as_tensor(sample_weights, dtype=self._train_x.dtype, device=self.device)))
+        x, y = self._train_x[index], self._train_y[index]
+        parts = fused_parts(len(index)) if self.device.type == "cpu" else 1
+        if parts == 1:
+            return flatten(self._main.grads_at(params, x, y, sample_weights))
+        workers = min(self.max_workers, parts)
+        while len(self._replicas) < workers:
+            self._replicas.append(self._main.replica())
+        return gradient_in_parts(self._replicas[:workers], params, x, y, sample_weights, parts,
+                                 self._workers())
 
     def smoothness(self, params: torch.Tensor, client: int, rng: np.random.Generator,
                    samples: int = 256, relative_step: float = 1e-3) -> float:

@@ -113,6 +113,30 @@ def test_gradient_mode_equals_the_weighted_average_of_client_gradients(digits):
                                rtol=1e-5, atol=1e-6)
 
 
+def test_a_fused_gradient_splits_into_parts_by_its_sample_count_only():
+    from netfl.learn.parallel import fused_parts
+
+    assert [fused_parts(n) for n in (0, 100, 255, 256, 320, 511, 512, 1024, 10**6)] == [
+        1, 1, 1, 2, 2, 2, 4, 8, 8]
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_a_fused_gradient_in_parts_is_the_per_client_sum_and_the_same_bits_on_any_workers(
+        digits, workers):
+    # 6 clients x 64 samples = 384: two parts on the worker threads, added in part order
+    clients, weights = list(range(6)), np.array([0.1, 0.2, 0.1, 0.25, 0.15, 0.2])
+    one = make(digits)
+    one.max_workers = 1
+    want = one.weighted_gradient(one.init_params(), clients, 64, weights)
+    trainer = make(digits)
+    trainer.max_workers = workers
+    got = trainer.weighted_gradient(trainer.init_params(), clients, 64, weights)
+    assert torch.equal(got, want)
+    separate = make(digits).gradients(trainer.init_params(), clients, 64)
+    torch.testing.assert_close(got, sum(w * g for w, g in zip(weights, separate, strict=True)),
+                               rtol=1e-5, atol=1e-6)
+
+
 def test_sgd_step_maths():
     theta, g, anchor = torch.tensor([1.0, 2.0]), torch.tensor([0.5, -1.0]), torch.zeros(2)
     start, buffers = theta.clone(), [torch.zeros(2)]
@@ -247,8 +271,8 @@ def test_a_start_and_a_step_count_per_client_give_what_separate_calls_give(
     # Several groups' models trained in one call (Group-FEL's groups, clients of different
     # sizes doing whole epochs): each client starts from its own vector and takes its own
     # number of steps, as if it had been trained alone. Same bits where a client's arithmetic
-    # does not depend on who shares the call (the loop, the dense MLP path); float rounding
-    # on the vmap path. FedProx's anchor is each client's own start.
+    # does not depend on who shares the call (the loop, the dense MLP path, with every SGD
+    # option); float rounding on the vmap path. FedProx's anchor is each client's own start.
     part = partition(digits, ragged=True)  # two batch sizes: two stacked groups
     clients, steps = [0, 1, 2, 3, 4, 5], [3, 1, 4, 1, 0, 2]
     base = make(digits, model_fn, path, part=part).init_params()
@@ -263,7 +287,7 @@ def test_a_start_and_a_step_count_per_client_give_what_separate_calls_give(
         starts[i], [c], steps[i], 0.1, 16,
         **{k: ([v[i]] if k == "corrections" else v) for k, v in options.items()})[0]
         for i, c in enumerate(clients)]
-    exact = path == "loop" or (model_fn is mlp and not options)
+    exact = path == "loop" or model_fn is mlp
     for a, b in zip(together, alone, strict=True):
         if exact:
             assert torch.equal(a, b)
