@@ -7,9 +7,9 @@ time (microseconds in the file, as the format wants):
   process of transfers with a track per direction of each node pair (``src -> dst``);
 * complete slices ("X") for local training (on the client), aggregations (on the node), and
   transfers (on their pair's track, with tag, bytes, path and hops);
-* a flow arrow ("s"/"f") per transfer, from its start to its delivery on its pair's track
-  (the arrows do not yet chain one transfer to the next across tracks; the order of the edge ->
-  edge transfers follows CHFL's ring and Fed-CHS's hand-overs);
+* flow arrows ("s"/"f") that follow the model: into each model transfer, from the last model
+  delivered into its sender before it left (a client's download to its upload, the uploads
+  to an edge server's aggregate going up, CHFL's ring and Fed-CHS's hand-overs hop to hop);
 * instants ("i") for failed transfers and failed hand-overs; slices for the time a node was
   unavailable (a dropout, on its track) and a link was down (an outage, on a track of the
   process ``link outages``);
@@ -21,10 +21,12 @@ keep the file small for large runs.
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 from collections.abc import Iterable
 from pathlib import Path
+from typing import NamedTuple
 
 import pandas as pd
 
@@ -101,6 +103,7 @@ def chrome_trace(events: pd.DataFrame, start_s: float = 0.0, end_s: float = math
 
     links_down: dict[str, int] = {}
     rows = events.sort_values("time_s", kind="stable").to_dict("records")
+    arrivals = Arrivals(rows)
     delivered = 0.0
     for row in rows:
         kind, t = row["kind"], float(row["time_s"])
@@ -115,10 +118,16 @@ def chrome_trace(events: pd.DataFrame, start_s: float = 0.0, end_s: float = math
             out.append({"name": row["tag"], "cat": "transfer", "ph": "X", "ts": begin * US,
                         "dur": float(row["duration_s"]) * US, "pid": TRANSFERS_PID,
                         "tid": tid, "args": args})
-            flow = {"name": row["tag"], "cat": "model", "id": int(row["transfer_id"]),
-                    "pid": TRANSFERS_PID, "tid": tid}
-            out.append({**flow, "ph": "s", "ts": begin * US})
-            out.append({**flow, "ph": "f", "bp": "e", "ts": t * US})
+            came = arrivals.before(row["src"], begin) if carries_model(row["tag"]) else None
+            if came is not None and wanted(came.src, came.dst) and in_window(came.begin,
+                                                                            came.end):
+                flow = {"name": "model", "cat": "model", "id": int(row["transfer_id"])}
+                out.append({**flow, "ph": "s", "ts": min(came.end, begin) * US,
+                            "pid": TRANSFERS_PID,
+                            "tid": link(f"{came.src} -> {came.dst}"),
+                            "args": {"from": came.transfer, "into": int(row["transfer_id"])}})
+                out.append({**flow, "ph": "f", "bp": "e", "ts": begin * US,
+                            "pid": TRANSFERS_PID, "tid": tid})
             if keep is None:
                 out.append({"name": "delivered bytes", "ph": "C", "ts": t * US, "pid": 0,
                             "args": {"bytes": delivered}})
@@ -131,6 +140,13 @@ def chrome_trace(events: pd.DataFrame, start_s: float = 0.0, end_s: float = math
             args = {"round": int(row["round"])}
             if kind == "aggregate":
                 args["updates"] = int(row["n_updates"])
+                waited = arrivals.awaited(row["node"], begin)
+                if waited is not None:  # the first update was in; the last held it back
+                    first, last = waited
+                    out.append({"name": "waiting for updates", "cat": "wait", "ph": "X",
+                                "ts": first.end * US, "dur": (last.end - first.end) * US,
+                                "pid": pid, "tid": tid,
+                                "args": {"round": int(row["round"]), "last": last.src}})
             elif not row["ok"]:
                 name += " (dropped out)"
             out.append({"name": name, "cat": "compute", "ph": "X", "ts": begin * US,
@@ -178,6 +194,68 @@ def chrome_trace(events: pd.DataFrame, start_s: float = 0.0, end_s: float = math
                      "args": {"name": node}})
     return {"traceEvents": meta + out, "displayTimeUnit": "ms",
             "otherData": {"clock": "simulated time", "unit": "microseconds"}}
+
+
+def carries_model(tag: str) -> bool:
+    """Whether a transfer's tag is a model's (``edge->cloud``): not secure aggregation's
+    shares (``secagg client->edge``) nor the rest of a resumed upload (``resumed-part``)."""
+    ends = str(tag).split("->")
+    return len(ends) == 2 and ends[0] in PIDS and ends[1] in PIDS
+
+
+class Arrival(NamedTuple):
+    transfer: int
+    src: str
+    dst: str
+    begin: float
+    end: float
+
+
+class Arrivals:
+    """The models delivered into each node, and the times models left it, in time order: the
+    last one before a node sends a model is the one that model was made from (an edge
+    server's last client upload before its aggregate leaves; the hand-over that brought the
+    model before an edge server's broadcast); those since it last sent one are the updates an
+    aggregation waited for."""
+
+    def __init__(self, rows: list[dict]):
+        self._by_node: dict[str, tuple[list[float], list[Arrival]]] = {}
+        self._sent: dict[str, list[float]] = {}  # when each node's models left it
+        for row in rows:  # in time order
+            if row["kind"] == "transfer_end" and carries_model(row["tag"]):
+                t = float(row["time_s"])
+                self._sent.setdefault(row["src"], []).append(t - float(row["duration_s"]))
+                times, items = self._by_node.setdefault(row["dst"], ([], []))
+                times.append(t)
+                items.append(Arrival(int(row["transfer_id"]), row["src"], row["dst"],
+                                     t - float(row["duration_s"]), t))
+        for departures in self._sent.values():
+            departures.sort()  # by when they left (the rows come by when they arrived)
+
+    def awaited(self, node: str, t: float) -> tuple[Arrival, Arrival] | None:
+        """The first and the last model delivered into ``node`` since it last sent one and by
+        ``t`` (an aggregation's start), where they differ in time: the node had updates in hand
+        and waited for the rest; None where it did not wait."""
+        times, items = self._by_node.get(node, ((), ()))
+        sent = self._sent.get(node, ())
+        k = bisect.bisect_right(sent, _later(t))
+        first = bisect.bisect_right(times, _later(sent[k - 1])) if k else 0
+        last = bisect.bisect_right(times, _later(t))
+        if last - first < 2 or times[last - 1] <= times[first]:
+            return None
+        return items[first], items[last - 1]
+
+    def before(self, node: str, t: float) -> Arrival | None:
+        """The last model delivered into ``node`` by time ``t``, or None."""
+        times, items = self._by_node.get(node, ((), ()))
+        k = bisect.bisect_right(times, _later(t))
+        return items[k - 1] if k else None
+
+
+def _later(t: float) -> float:
+    """``t`` and the instants that rounding makes of it: a transfer's start is read back as
+    its end less its duration, a few ulps off the delivery it followed at once."""
+    return t + 1e-9 * max(1.0, abs(t))
 
 
 def write_timeline(run_dir: Path, start_s: float = 0.0, end_s: float = math.inf,

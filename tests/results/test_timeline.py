@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 import netfl
 from netfl.cli import app
-from netfl.results.timeline import TRANSFERS_PID, chrome_trace, node_tiers
+from netfl.results.timeline import PIDS, TRANSFERS_PID, chrome_trace, node_tiers
 
 
 @pytest.fixture
@@ -112,14 +112,24 @@ def test_the_gantt_chart_samples_the_busiest_nodes_and_says_so(traced_run):
     assert len(rows) == 9 and note == ""
 
 
-def model_flows(events: pd.DataFrame) -> list[tuple[str, str]]:
-    """The edge -> edge transfers' tracks in the trace, in the order their arrows start."""
-    trace = chrome_trace(events)["traceEvents"]
-    names = {e["tid"]: e["args"]["name"] for e in trace
-             if e["ph"] == "M" and e["pid"] == TRANSFERS_PID and "tid" in e}
-    starts = sorted((e["ts"], e["id"], names[e["tid"]]) for e in trace
-                    if e["ph"] == "s" and e["name"] == "edge->edge")
-    return [tuple(name.split(" -> ")) for _, _, name in starts]
+def arrows(trace: list[dict]) -> dict[int, int]:
+    """Each model arrow as {transfer it leads into: transfer it comes from} (its "s" names
+    both), checked to sit where it says: "s" at the end of the source's slice, "f" at the start
+    of the target's, each on its transfer's track."""
+    slices = {e["args"]["transfer"]: e for e in trace
+              if e["ph"] == "X" and e["cat"] == "transfer"}
+    starts = {e["id"]: e for e in trace if e["ph"] == "s"}
+    ends = {e["id"]: e for e in trace if e["ph"] == "f"}
+    assert starts.keys() == ends.keys()
+    out = {}
+    for i, begin in starts.items():
+        into, source = slices[begin["args"]["into"]], slices[begin["args"]["from"]]
+        assert i == begin["args"]["into"]
+        assert (begin["tid"], begin["ts"]) == (source["tid"],
+                                               pytest.approx(source["ts"] + source["dur"]))
+        assert (ends[i]["tid"], ends[i]["ts"]) == (into["tid"], into["ts"])
+        out[begin["args"]["into"]] = begin["args"]["from"]
+    return out
 
 
 def hand_overs(events: pd.DataFrame) -> list[tuple[str, str]]:
@@ -132,16 +142,57 @@ def hand_overs(events: pd.DataFrame) -> list[tuple[str, str]]:
     {"kind": "fed-chs", "rounds": 4, "interactions": 2},
 ])
 def test_the_flow_arrows_follow_the_model_around(tiny, algorithm):
-    """CHFL's arrows go around its ring, Fed-CHS's follow its hand-over trace (issue 21)."""
+    """Walking back along the arrows from each edge -> edge transfer (CHFL's ring, Fed-CHS's
+    hand-overs) leads, through the clients' exchanges, to the one before it (issue 21)."""
     tiny["world"] = {"kind": "edge", "clients": 12, "edge_servers": 4,
                      "topology": {"kind": "ring"}, "cloud": "none"}
     tiny["algorithm"] = {**algorithm, "batch_size": 16}
     tiny["output"] = {"plots": False, "trace": True}
     events = netfl.run(tiny, write=False).events
-    moves = hand_overs(events)
-    assert len(moves) >= 3 and model_flows(events) == moves
+    back = arrows(chrome_trace(events)["traceEvents"])
+    moves = events[(events["kind"] == "transfer_end") & (events["tag"] == "edge->edge")]
+    ids = list(moves.sort_values("time_s")["transfer_id"])
+    assert len(ids) >= 3
+    assert [tuple(p) for p in moves.sort_values("time_s")[["src", "dst"]].values] == \
+        hand_overs(events)
+    tags = dict(zip(events["transfer_id"], events["tag"], strict=False))
+    for earlier, later in zip(ids, ids[1:], strict=False):
+        step, hops = later, 0
+        while step in back and step != earlier:
+            step, hops = back[step], hops + 1
+            assert step == earlier or tags[step] != "edge->edge"  # no hand-over skipped
+        assert step == earlier and hops >= 3  # via a client's download and upload
     if algorithm["kind"] == "chfl":
-        assert moves[:4] == [("e0", "e1"), ("e1", "e2"), ("e2", "e3"), ("e3", "e0")]
+        assert hand_overs(events)[:4] == [("e0", "e1"), ("e1", "e2"), ("e2", "e3"),
+                                          ("e3", "e0")]
+
+
+def test_arrows_lead_from_client_uploads_up_to_the_cloud_and_back_down(traced_run):
+    events = traced_run.events
+    back = arrows(chrome_trace(events)["traceEvents"])
+    ends = events[events["kind"] == "transfer_end"].set_index("transfer_id")
+    up = ends[ends["tag"] == "edge->cloud"]
+    assert len(up)
+    for transfer, row in up.iterrows():
+        source = ends.loc[back[transfer]]
+        assert source["tag"] == "client->edge" and source["dst"] == row["src"]
+        assert source["time_s"] <= row["time_s"] - row["duration_s"]
+    for transfer, row in ends[ends["tag"] == "cloud->edge"].iterrows():
+        if row["time_s"] - row["duration_s"] > 0:  # after the first round
+            assert ends.loc[back[transfer], "tag"] == "edge->cloud"
+
+
+def test_transfer_slices_last_the_closed_form_time(traced_run):
+    # tiny: fluid transport, a client's own 10 Mbps, 5 ms access link; the edge's 100 Mbps core
+    # link carries at most 3 clients' 10 Mbps at once, so nothing holds a client's transfer back
+    trace = chrome_trace(traced_run.events)["traceEvents"]
+    checked = 0
+    for e in trace:
+        if e["ph"] == "X" and e["cat"] == "transfer" and e["name"] in ("edge->client",
+                                                                          "client->edge"):
+            assert e["dur"] / 1e6 == pytest.approx(e["args"]["bytes"] * 8 / 10e6 + 0.005)
+            checked += 1
+    assert checked >= 12
 
 
 def test_dropouts_and_link_outages_are_slices_from_down_to_up():
@@ -157,3 +208,30 @@ def test_dropouts_and_link_outages_are_slices_from_down_to_up():
               for e in chrome_trace(events)["traceEvents"] if e["ph"] == "X"]
     assert sorted(slices) == [("down", 1.5, 4.0), ("unavailable", 1.0, 3.0),
                               ("unavailable", 5.0, 6.0)]
+
+
+def test_an_aggregation_that_waited_for_stragglers_shows_the_wait_and_who(tiny):
+    # device jitter: a round's uploads arrive at different times; the edge server holds the
+    # first and waits for the last, whose sender the slice names
+    tiny["devices"] = {"clients": {"flops": "1 GFLOPS", "jitter": 0.5}}
+    tiny["output"] = {"plots": False, "trace": True}
+    tiny["algorithm"]["rounds"] = 2
+    events = netfl.run(tiny, write=False).events
+    trace = chrome_trace(events)["traceEvents"]
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in trace
+             if e["ph"] == "M" and e["name"] == "thread_name"}
+    waits = [e for e in trace if e["ph"] == "X" and e["cat"] == "wait"
+             and e["pid"] == PIDS["edge"]]  # (the cloud waits for edge models too)
+    ups = events[(events["kind"] == "transfer_end") & (events["tag"] == "client->edge")]
+    aggregations = events[(events["kind"] == "aggregate") & (events["level"] == "edge")]
+    assert len(waits) == len(aggregations) > 0
+    for wait in waits:
+        node, end = names[(wait["pid"], wait["tid"])], (wait["ts"] + wait["dur"]) / 1e6
+        starts = aggregations[aggregations["node"] == node]
+        begin = min(b for b in starts["time_s"] - starts["duration_s"] if b >= end - 1e-9)
+        mine = ups[(ups["dst"] == node) & (ups["time_s"] <= begin + 1e-9)
+                   & (ups["time_s"] >= wait["ts"] / 1e6 - 1e-9)]
+        assert mine["time_s"].min() == pytest.approx(wait["ts"] / 1e6)
+        assert mine["time_s"].max() == pytest.approx(end)
+        last = mine.loc[mine["time_s"].idxmax(), "src"]
+        assert wait["args"]["last"] == last and wait["dur"] > 0

@@ -1,0 +1,85 @@
+"""timeline.json for every algorithm family and world (issue 21): the repository's short
+scenarios with the fake model, checked for what holds in any run's timeline."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+import netfl
+from netfl.results.timeline import carries_model, chrome_trace
+from tests.results.test_timeline import arrows
+
+ROOT = Path(__file__).resolve().parents[2]
+FAST = {"model": {"kind": "fake", "params": 5000},
+        "data": {"dataset": "synthetic", "synthetic": {"max_samples": 40},
+                 "partition": {"kind": "dirichlet", "alpha": 0.6}}}
+SCENARIOS = {  # file: the algorithm's fields that keep the run short
+    "quickstart.yaml": {"rounds": 2},
+    "chfl/short-hier-fedavg.yaml": {"rounds": 2},
+    "chfl/short-chfl.yaml": {"rounds": 2},
+    "chfl/short-sfl.yaml": {"rounds": 2},
+    "fedchs/short-fed-chs.yaml": {"rounds": 3},
+    "fedchs/short-wrwgd.yaml": {"rounds": 3},
+    "hfl_pwp/short-hfl-pwp.yaml": {"rounds": 2},
+    "group_fel/short-group-fel.yaml": {"rounds": 2},
+    "iov/short.yaml": {"rounds": 2},
+    "leo/short.yaml": {"rounds": 2},
+}
+
+
+@pytest.fixture(scope="module", params=sorted(SCENARIOS))
+def run(request):
+    scenario = yaml.safe_load((ROOT / "scenarios" / request.param).read_text())
+    scenario["algorithm"].update(SCENARIOS[request.param])
+    scenario = {**scenario, **FAST, "output": {"plots": False, "trace": True}}
+    events = netfl.run(scenario, write=False).events
+    return events, chrome_trace(events)["traceEvents"]
+
+
+def test_the_trace_is_json_with_finite_forward_slices(run):
+    _, trace = run
+    json.dumps(trace, allow_nan=False)
+    for e in trace:
+        if e["ph"] == "X":
+            assert 0 <= e["dur"] < float("inf") and e["ts"] >= 0
+
+
+def test_every_transfer_training_and_aggregation_has_its_slice(run):
+    events, trace = run
+    kinds = events["kind"].value_counts()
+    slices = [e for e in trace if e["ph"] == "X"]
+    assert sum(e["cat"] == "transfer" for e in slices) == kinds.get("transfer_end", 0) > 0
+    assert sum(e["cat"] == "compute" for e in slices) == (
+        kinds.get("train_end", 0) + kinds.get("aggregate", 0))
+
+
+def test_a_nodes_training_slices_never_overlap(run):
+    _, trace = run
+    spans: dict[tuple, list] = {}
+    for e in trace:
+        if e["ph"] == "X" and e["name"].startswith("train"):
+            spans.setdefault((e["pid"], e["tid"]), []).append((e["ts"], e["ts"] + e["dur"]))
+    assert spans
+    for track in spans.values():
+        track.sort()
+        assert all(end <= nxt + 1e-3 for (_, end), (nxt, _) in zip(track, track[1:],
+                                                                   strict=False))
+
+
+def test_each_arrow_comes_from_the_last_model_its_sender_received(run):
+    events, trace = run
+    ends = events[events["kind"] == "transfer_end"].set_index("transfer_id")
+    back = arrows(trace)
+    assert back
+    for into, source in back.items():
+        target, came = ends.loc[into], ends.loc[source]
+        left = target["time_s"] - target["duration_s"]
+        assert carries_model(came["tag"]) and carries_model(target["tag"])
+        assert came["dst"] == target["src"] and came["time_s"] <= left + 1e-9
+        later = ends[(ends["dst"] == target["src"]) & (ends["time_s"] > came["time_s"])
+                     & (ends["time_s"] <= left) & ends["tag"].map(carries_model)]
+        assert later.empty  # none delivered into the sender in between
