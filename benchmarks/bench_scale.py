@@ -7,6 +7,7 @@ size over either is reported as such, and larger sizes of that algorithm are ski
 
     python benchmarks/bench_scale.py [--sizes 1000,10000,100000,1000000] [--rounds 10]
                                      [--limit-s 600] [--limit-gb 8]
+                                     [--algorithms hier-fedavg,fed-chs]
 
 The world: ``clients`` clients under clients / 100 edge servers (at least 2; a ring of them for
 Fed-CHS), 10 Mbit/s access,
@@ -94,6 +95,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--limit-s", type=float, default=600.0)
     parser.add_argument("--limit-gb", type=float, default=8.0)
+    parser.add_argument("--algorithms", default=",".join(ALGORITHMS))
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -101,9 +103,13 @@ def main() -> None:
         child(int(clients), algorithm, int(rounds))
         return
     sizes = [int(s) for s in args.sizes.split(",")]
+    algorithms = args.algorithms.split(",")
+    unknown = sorted(set(algorithms) - set(ALGORITHMS))
+    if unknown:
+        parser.error(f"unknown algorithms {unknown}; known: {', '.join(ALGORITHMS)}")
     print(f"{'algorithm':<12} {'clients':>9} {'build s':>8} {'total s':>8} {'peak GB':>8} status")
     slopes = []
-    for algorithm in ALGORITHMS:
+    for algorithm in algorithms:
         finished = []
         for clients in sizes:
             row = measure(clients, algorithm, args.rounds, args.limit_s, args.limit_gb)
