@@ -11,7 +11,7 @@ import yaml
 
 import netfl
 from netfl.results.timeline import carries_model, chrome_trace
-from tests.results.test_timeline import arrows
+from tests.results.test_timeline import arrows, assert_training_never_overlaps
 
 ROOT = Path(__file__).resolve().parents[2]
 FAST = {"model": {"kind": "fake", "params": 5000},
@@ -58,16 +58,7 @@ def test_every_transfer_training_and_aggregation_has_its_slice(run):
 
 
 def test_a_nodes_training_slices_never_overlap(run):
-    _, trace = run
-    spans: dict[tuple, list] = {}
-    for e in trace:
-        if e["ph"] == "X" and e["name"].startswith("train"):
-            spans.setdefault((e["pid"], e["tid"]), []).append((e["ts"], e["ts"] + e["dur"]))
-    assert spans
-    for track in spans.values():
-        track.sort()
-        assert all(end <= nxt + 1e-3 for (_, end), (nxt, _) in zip(track, track[1:],
-                                                                   strict=False))
+    assert_training_never_overlaps(run[1])
 
 
 def test_each_arrow_comes_from_the_last_model_its_sender_received(run):
