@@ -186,7 +186,9 @@ class TorchTrainer(ClientData):
             for positions in by_batch.values():
                 # most steps first: the clients still training at a step are a prefix
                 positions = sorted(positions, key=lambda i: -counts[i])
-                trained = self._train_stacked(starts[positions], [draws[i] for i in positions],
+                mine = (params.expand(len(positions), -1) if params.dim() == 1
+                        else starts[positions])  # (indexing would copy a shared start B times)
+                trained = self._train_stacked(mine, [draws[i] for i in positions],
                                               rates[positions],
                                               [extras[i] for i in positions], options)
                 for position, pair in zip(positions, trained, strict=True):
