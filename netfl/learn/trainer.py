@@ -180,9 +180,12 @@ class TorchTrainer(ClientData):
             pairs = self._train_loop(starts, draws, rates, extras, options)
         else:
             pairs = [None] * len(clients)
-            by_batch: dict[int, list[int]] = {}
+            # one stacked call per batch size and rate: a client's sums then do not depend
+            # on who shares the call (the dense path fuses a single rate into its products)
+            by_batch: dict[tuple[int, float], list[int]] = {}
             for i, client in enumerate(clients):
-                by_batch.setdefault(self.samples_per_step(client, batch_size), []).append(i)
+                key = (self.samples_per_step(client, batch_size), float(rates[i]))
+                by_batch.setdefault(key, []).append(i)
             for positions in by_batch.values():
                 # most steps first: the clients still training at a step are a prefix
                 positions = sorted(positions, key=lambda i: -counts[i])

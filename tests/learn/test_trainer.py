@@ -265,7 +265,8 @@ def test_a_client_drawn_twice_trains_twice_on_its_own_batches_on_every_path(digi
 @pytest.mark.parametrize("model_fn", [mlp, cnn])
 @pytest.mark.parametrize("path", ["vmap", "loop"])
 @pytest.mark.parametrize("options", [{}, {"momentum": 0.9}, {"prox_mu": 0.1},
-                                     {"corrections": True}])
+                                     {"corrections": True}, {"lr": [0.1, 0.05, 0.1, 0.2, 0.1,
+                                                                     0.05]}])
 def test_a_start_and_a_step_count_per_client_give_what_separate_calls_give(
         digits, model_fn, path, options):
     # Several groups' models trained in one call (Group-FEL's groups, clients of different
@@ -280,11 +281,13 @@ def test_a_start_and_a_step_count_per_client_give_what_separate_calls_give(
     kept = starts.clone()
     if options.get("corrections"):
         options = {"corrections": [torch.full_like(base, 0.01 * i) for i in range(6)]}
-    together = make(digits, model_fn, path, part=part).local_train(starts, clients, steps, 0.1,
+    options = dict(options)  # (the parameter's dict is shared by every case)
+    rates = options.pop("lr", [0.1] * len(clients))
+    together = make(digits, model_fn, path, part=part).local_train(starts, clients, steps, rates,
                                                                    16, **options)
     alone_trainer = make(digits, model_fn, path, part=part)
     alone = [alone_trainer.local_train(
-        starts[i], [c], steps[i], 0.1, 16,
+        starts[i], [c], steps[i], rates[i], 16,
         **{k: ([v[i]] if k == "corrections" else v) for k, v in options.items()})[0]
         for i, c in enumerate(clients)]
     exact = path == "loop" or model_fn is mlp
