@@ -3,9 +3,10 @@
 Parameters travel as one flat float32 vector (what goes on the wire, and what aggregation
 averages). Two paths train many clients, with the same update maths (``sgd_step_``):
 
-* ``vmap``: all clients of equal batch size in one call, torch.func.vmap(grad(loss)) over their
-  stacked parameter vectors and batches; for a dense ReLU MLP under plain SGD, the hand-written
-  batched passes of netfl.learn.dense instead, in chunks of clients on worker threads;
+* ``vmap``: all clients of equal batch size and rate in one call, torch.func.vmap(grad(loss))
+  over their stacked parameter vectors and batches; for a dense ReLU MLP, the hand-written
+  batched passes of netfl.learn.dense instead (every SGD option), in chunks of clients on
+  worker threads;
 * ``loop``: one client after another through a model object whose parameters are views of a
   single flat buffer (no per-client model copies), on as many worker threads as there are cores
   (up to 8), each with its own model replica and torch single-threaded.
@@ -14,11 +15,13 @@ averages). Two paths train many clients, with the same update maths (``sgd_step_
 vmap for models without convolutions, the loop for convolutional ones (vmap does not speed up
 convolutions on CPU); vmap on CUDA. Both give the same results within float rounding.
 
-Contract shared with :class:`netfl.learn.fake.FakeTrainer`:
+Gradients (Fed-CHS's fused one included) are in netfl.learn.gradients. Contract shared with
+:class:`netfl.learn.fake.FakeTrainer`:
 
 * ``init_params()`` -> the initial global parameters;
 * ``local_train(params, clients, steps, lr, batch_size, ...)`` -> one parameter vector per client,
-  each after ``steps`` SGD steps from ``params`` on fresh mini-batches of that client's data;
+  each after its ``steps`` SGD steps from its start in ``params`` (one for all, or one per
+  client) on fresh mini-batches of that client's data;
 * ``evaluate(params)`` -> (accuracy, mean cross-entropy) on the test set;
 * ``samples_per_step(client, batch_size)``, ``payload_bytes``, ``flops_per_sample``,
   ``client_sizes``, ``num_params``.
@@ -39,15 +42,10 @@ from torch.nn import functional as F
 from netfl.learn.clients import BYTES_PER_PARAM, ClientData
 from netfl.learn.data import Dataset
 from netfl.learn.dense import chunk_size, dense_layers, dense_sgd_
-from netfl.learn.flat import FlatModel, flatten
+from netfl.learn.flat import FlatModel
+from netfl.learn.gradients import GradientMethods
 from netfl.learn.models import count_params, flops_per_sample
-from netfl.learn.parallel import (
-    batch_scores,
-    fused_parts,
-    gradient_in_parts,
-    single_threaded_torch,
-    worker_pool,
-)
+from netfl.learn.parallel import batch_scores, single_threaded_torch, worker_pool
 from netfl.learn.partition import Partition
 from netfl.learn.sgd import sgd_step_
 from netfl.sim.clock import RandomStreams
@@ -72,7 +70,7 @@ def resolve_device(requested: str) -> torch.device:
     return torch.device(requested)
 
 
-class TorchTrainer(ClientData):
+class TorchTrainer(ClientData, GradientMethods):
     """Local SGD, gradients and evaluation for a torch model on an in-memory data set."""
 
     def __init__(self, model: nn.Module, dataset: Dataset, partition: Partition,
@@ -341,61 +339,6 @@ class TorchTrainer(ClientData):
 
     def _workers(self) -> ThreadPoolExecutor:
         return worker_pool(self.max_workers)
-
-    # -------------------------------------------------------------------- gradients
-
-    def gradients(self, params: torch.Tensor, clients: Sequence[int],
-                  batch_size: int) -> list[torch.Tensor]:
-        """Each client's stochastic gradient at ``params`` on one fresh mini-batch."""
-        out = []
-        for client in clients:
-            x, y = self._batch([client], batch_size)
-            out.append(flatten(self._main.grads_at(params, x[0], y[0])))
-        return out
-
-    def weighted_gradient(self, params: torch.Tensor, clients: Sequence[int], batch_size: int,
-                          weights: Sequence[float]) -> torch.Tensor:
-        """sum_i weights[i] * (client i's stochastic gradient at ``params``), as one
-        forward/backward pass over the concatenated batches, or over ``fused_parts`` equal
-        parts of it on the worker threads (torch single-threaded), summed in part order.
-
-        The gradient of sum_i w_i * mean_{s in b_i} loss_s is the same sum as the per-client
-        gradients weighted by w_i: each sample carries weight w_i / |b_i|. Each client draws the
-        same mini-batch it would draw in ``gradients``. The parts depend only on the number of
-        samples, so the result is the same bits whatever the worker count.
-        """
-        draws = [self.draw_batch(client, batch_size) for client in clients]
-        sample_weights = torch.as_tensor(
-            np.concatenate([np.full(len(d), float(w) / len(d))
-                            for d, w in zip(draws, weights, strict=True)]),
-            dtype=self._train_x.dtype, device=self.device)
-        index = torch.as_tensor(np.concatenate(draws), device=self.device)
-        x, y = self._train_x[index], self._train_y[index]
-        parts = fused_parts(len(index)) if self.device.type == "cpu" else 1
-        if parts == 1:
-            return flatten(self._main.grads_at(params, x, y, sample_weights))
-        workers = min(self.max_workers, parts)
-        while len(self._replicas) < workers:
-            self._replicas.append(self._main.replica())
-        return gradient_in_parts(self._replicas[:workers], params, x, y, sample_weights, parts,
-                                 self._workers())
-
-    def smoothness(self, params: torch.Tensor, client: int, rng: np.random.Generator,
-                   samples: int = 256, relative_step: float = 1e-3) -> float:
-        """A finite-difference estimate of client ``client``'s smoothness constant at ``params``:
-        ||g(params + delta) - g(params)|| / ||delta||, both gradients on the same (first
-        ``samples``) samples of the client, delta a random direction of relative size
-        ``relative_step``."""
-        own = torch.as_tensor(self.partition.client_indices[client][:samples],
-                              device=self.device)
-        x, y = self._train_x[own], self._train_y[own]
-        direction = torch.as_tensor(rng.standard_normal(self.num_params), dtype=params.dtype,
-                                    device=self.device)
-        scale = relative_step * max(float(params.norm()), 1.0) / float(direction.norm())
-        delta = direction * scale
-        before = flatten(self._main.grads_at(params, x, y))
-        after = flatten(self._main.grads_at(params + delta, x, y))
-        return float((after - before).norm() / delta.norm())
 
     # ------------------------------------------------------------------- evaluation
 

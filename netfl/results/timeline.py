@@ -140,13 +140,16 @@ def chrome_trace(events: pd.DataFrame, start_s: float = 0.0, end_s: float = math
             args = {"round": int(row["round"])}
             if kind == "aggregate":
                 args["updates"] = int(row["n_updates"])
-                waited = arrivals.awaited(row["node"], begin)
+                waited = arrivals.awaited(row["node"], begin, int(row["n_updates"]))
                 if waited is not None:  # the first update was in; the last held it back
                     first, last = waited
-                    out.append({"name": "waiting for updates", "cat": "wait", "ph": "X",
-                                "ts": first.end * US, "dur": (last.end - first.end) * US,
-                                "pid": pid, "tid": tid,
-                                "args": {"round": int(row["round"]), "last": last.src}})
+                    # an async slice: waits of groups aggregated at one node may overlap
+                    wait = {"name": "waiting for updates", "cat": "wait",
+                            "id": f"wait-{len(out)}", "pid": pid, "tid": tid}
+                    out.append({**wait, "ph": "b", "ts": first.end * US,
+                                "args": {"round": int(row["round"]), "last": last.src,
+                                         "updates": int(row["n_updates"])}})
+                    out.append({**wait, "ph": "e", "ts": last.end * US})
             elif not row["ok"]:
                 name += " (dropped out)"
             out.append({"name": name, "cat": "compute", "ph": "X", "ts": begin * US,
@@ -212,36 +215,31 @@ class Arrival(NamedTuple):
 
 
 class Arrivals:
-    """The models delivered into each node, and the times models left it, in time order: the
-    last one before a node sends a model is the one that model was made from (an edge
-    server's last client upload before its aggregate leaves; the hand-over that brought the
-    model before an edge server's broadcast); those since it last sent one are the updates an
-    aggregation waited for."""
+    """The models delivered into each node, in time order: the last one before a node sends a
+    model is the one that model was made from (an edge server's last client upload before its
+    aggregate leaves; the hand-over that brought the model before an edge server's
+    broadcast); the last n before an aggregation of n updates are what it waited for."""
 
     def __init__(self, rows: list[dict]):
         self._by_node: dict[str, tuple[list[float], list[Arrival]]] = {}
-        self._sent: dict[str, list[float]] = {}  # when each node's models left it
         for row in rows:  # in time order
             if row["kind"] == "transfer_end" and carries_model(row["tag"]):
                 t = float(row["time_s"])
-                self._sent.setdefault(row["src"], []).append(t - float(row["duration_s"]))
                 times, items = self._by_node.setdefault(row["dst"], ([], []))
                 times.append(t)
                 items.append(Arrival(int(row["transfer_id"]), row["src"], row["dst"],
                                      t - float(row["duration_s"]), t))
-        for departures in self._sent.values():
-            departures.sort()  # by when they left (the rows come by when they arrived)
 
-    def awaited(self, node: str, t: float) -> tuple[Arrival, Arrival] | None:
-        """The first and the last model delivered into ``node`` since it last sent one and by
-        ``t`` (an aggregation's start), where they differ in time: the node had updates in hand
-        and waited for the rest; None where it did not wait."""
+    def awaited(self, node: str, t: float, updates: int) -> tuple[Arrival, Arrival] | None:
+        """The first and the last of the ``updates`` models delivered into ``node`` last by
+        ``t`` (an aggregation's start), where they differ in time: the node had some in hand
+        and waited for the rest; None where it did not wait. (Where one node aggregates for
+        several groups at once, Group-FEL's, the last ``updates`` deliveries may mix them: the
+        event table does not say which group a transfer served.)"""
         times, items = self._by_node.get(node, ((), ()))
-        sent = self._sent.get(node, ())
-        k = bisect.bisect_right(sent, _later(t))
-        first = bisect.bisect_right(times, _later(sent[k - 1])) if k else 0
         last = bisect.bisect_right(times, _later(t))
-        if last - first < 2 or times[last - 1] <= times[first]:
+        first = last - updates
+        if updates < 2 or first < 0 or times[last - 1] <= times[first]:
             return None
         return items[first], items[last - 1]
 

@@ -224,7 +224,9 @@ def test_an_aggregation_that_waited_for_stragglers_shows_the_wait_and_who(tiny):
     trace = chrome_trace(events)["traceEvents"]
     names = {(e["pid"], e["tid"]): e["args"]["name"] for e in trace
              if e["ph"] == "M" and e["name"] == "thread_name"}
-    waits = [e for e in trace if e["ph"] == "X" and e["cat"] == "wait"
+    ends = {e["id"]: e["ts"] for e in trace if e["ph"] == "e" and e["cat"] == "wait"}
+    waits = [{**e, "dur": ends[e["id"]] - e["ts"]} for e in trace  # async: they may overlap
+             if e["ph"] == "b" and e["cat"] == "wait"
              and e["pid"] == PIDS["edge"]]  # (the cloud waits for edge models too)
     ups = events[(events["kind"] == "transfer_end") & (events["tag"] == "client->edge")]
     aggregations = events[(events["kind"] == "aggregate") & (events["level"] == "edge")]
@@ -239,3 +241,4 @@ def test_an_aggregation_that_waited_for_stragglers_shows_the_wait_and_who(tiny):
         assert mine["time_s"].max() == pytest.approx(end)
         last = mine.loc[mine["time_s"].idxmax(), "src"]
         assert wait["args"]["last"] == last and wait["dur"] > 0
+        assert wait["args"]["updates"] == len(mine) == 3

@@ -74,3 +74,16 @@ def test_each_arrow_comes_from_the_last_model_its_sender_received(run):
         later = ends[(ends["dst"] == target["src"]) & (ends["time_s"] > came["time_s"])
                      & (ends["time_s"] <= left) & ends["tag"].map(carries_model)]
         assert later.empty  # none delivered into the sender in between
+
+
+def test_each_wait_spans_its_aggregations_updates(run):
+    # Group-FEL aggregates several groups at one edge server at once: a wait counts the
+    # aggregation's own number of updates, never everything since the node last sent a model
+    events, trace = run
+    aggregations = events[events["kind"] == "aggregate"]
+    counts = set(aggregations["n_updates"].astype(int)) if len(aggregations) else set()
+    ends = {e["id"]: e["ts"] for e in trace if e["ph"] == "e" and e["cat"] == "wait"}
+    for e in trace:
+        if e["ph"] == "b" and e["cat"] == "wait":
+            assert e["args"]["updates"] in counts and e["args"]["updates"] >= 2
+            assert e["ts"] < ends[e["id"]]
