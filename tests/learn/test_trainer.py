@@ -121,18 +121,20 @@ def test_a_fused_gradient_splits_into_parts_by_its_sample_count_only():
 
 
 @pytest.mark.parametrize("workers", [1, 2, 3])
+@pytest.mark.parametrize("batch", [64, 180])
 def test_a_fused_gradient_in_parts_is_the_per_client_sum_and_the_same_bits_on_any_workers(
-        digits, workers):
-    # 6 clients x 64 samples = 384: two parts on the worker threads, added in part order
+        digits, workers, batch):
+    # 6 clients x 64 samples = 384: two parts on the worker threads, added in part order;
+    # 6 x 180 = 1,080: eight parts, shared unevenly by three workers
     clients, weights = list(range(6)), np.array([0.1, 0.2, 0.1, 0.25, 0.15, 0.2])
     one = make(digits)
     one.max_workers = 1
-    want = one.weighted_gradient(one.init_params(), clients, 64, weights)
+    want = one.weighted_gradient(one.init_params(), clients, batch, weights)
     trainer = make(digits)
     trainer.max_workers = workers
-    got = trainer.weighted_gradient(trainer.init_params(), clients, 64, weights)
+    got = trainer.weighted_gradient(trainer.init_params(), clients, batch, weights)
     assert torch.equal(got, want)
-    separate = make(digits).gradients(trainer.init_params(), clients, 64)
+    separate = make(digits).gradients(trainer.init_params(), clients, batch)
     torch.testing.assert_close(got, sum(w * g for w, g in zip(weights, separate, strict=True)),
                                rtol=1e-5, atol=1e-6)
 
