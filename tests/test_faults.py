@@ -51,7 +51,8 @@ def test_a_signal_during_a_run_ends_it_cleanly_with_nothing_written(tiny, tmp_pa
             continue
     else:
         proc.kill()
-        pytest.fail("the run did not stop on ten signals")
+        _, stderr = proc.communicate()
+        pytest.fail(f"the run did not stop on ten signals; its stderr:\n{stderr[-3000:]}")
     # After an interrupt Python may end the process by SIGINT itself (where one landed in a
     # finalizer first), so that a calling shell sees an interrupt: status 130 there either way
     assert proc.returncode in (130, -signal.SIGINT), stderr
