@@ -31,9 +31,12 @@ def test_a_signal_during_a_run_ends_it_cleanly_with_nothing_written(tiny, tmp_pa
     scenario = tmp_path / "s.json"
     scenario.write_text(json.dumps(endless(tiny)))
     out = tmp_path / "out"
+    # SIGINT as a terminal gives it: a test run started in the background (``cmd &``, nohup)
+    # hands its children SIGINT ignored, and Python then never raises KeyboardInterrupt
     proc = subprocess.Popen([sys.executable, "-m", "netfl", "run", str(scenario), "--out",
                              str(out), "-q"], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while not (out / "tiny").is_dir():  # made when the output is checked, just before the run
         assert proc.poll() is None, proc.communicate()
