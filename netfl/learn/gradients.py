@@ -47,9 +47,7 @@ class GradientMethods:
         if parts == 1:
             return flatten(self._main.grads_at(params, x, y, sample_weights))
         workers = min(self.max_workers, parts)
-        while len(self._replicas) < workers:
-            self._replicas.append(self._main.replica())
-        return gradient_in_parts(self._replicas[:workers], params, x, y, sample_weights, parts,
+        return gradient_in_parts(self._replica_set(workers), params, x, y, sample_weights, parts,
                                  self._workers())
 
     def smoothness(self, params: torch.Tensor, client: int, rng: np.random.Generator,

@@ -48,6 +48,19 @@ def worker_pool(workers: int) -> ThreadPoolExecutor:
     return _POOLS[workers]
 
 
+def on_replicas(replicas: list[FlatModel], items, work, pool: ThreadPoolExecutor) -> list:
+    """``work(replica, group)`` for ``items`` cut into one run of consecutive items per
+    replica (each run on a worker thread of ``pool`` where there is more than one), torch
+    single-threaded; every run's results, concatenated in item order."""
+    groups = np.array_split(np.asarray(items), len(replicas))
+    with single_threaded_torch():
+        if len(replicas) == 1:
+            return list(work(replicas[0], groups[0]))
+        futures = [pool.submit(work, replica, group)
+                   for replica, group in zip(replicas, groups, strict=True)]
+        return [result for f in futures for result in f.result()]
+
+
 def batch_scores(replicas: list[FlatModel], params: torch.Tensor, x: torch.Tensor,
                  y: torch.Tensor, batch: int,
                  pool: ThreadPoolExecutor | None = None) -> list[tuple[int, float]]:
@@ -68,12 +81,7 @@ def batch_scores(replicas: list[FlatModel], params: torch.Tensor, x: torch.Tenso
 
     if len(replicas) == 1:
         return run(replicas[0], starts)
-    groups = np.array_split(starts, len(replicas))
-    with single_threaded_torch():
-        pool = pool or worker_pool(len(replicas))
-        parts = [pool.submit(run, replica, group)
-                 for replica, group in zip(replicas, groups, strict=True)]
-        return [score for part in parts for score in part.result()]
+    return on_replicas(replicas, starts, run, pool or worker_pool(len(replicas)))
 
 
 @torch.no_grad()  # grad mode is per thread: a caller's no_grad does not reach the workers
@@ -98,14 +106,7 @@ def gradient_in_parts(replicas: list[FlatModel], params: torch.Tensor, x: torch.
                                          sample_weights[bounds[k]:bounds[k + 1]]))
                 for k in group]
 
-    groups = np.array_split(np.arange(parts), len(replicas))
-    with single_threaded_torch():
-        if len(replicas) == 1:
-            pieces = run(replicas[0], groups[0])
-        else:
-            futures = [pool.submit(run, replica, group)
-                       for replica, group in zip(replicas, groups, strict=True)]
-            pieces = [piece for f in futures for piece in f.result()]
+    pieces = on_replicas(replicas, range(parts), run, pool)
     total = pieces[0]
     for piece in pieces[1:]:
         total = total + piece

@@ -45,7 +45,7 @@ from netfl.learn.dense import chunk_size, dense_layers, dense_sgd_
 from netfl.learn.flat import FlatModel
 from netfl.learn.gradients import GradientMethods
 from netfl.learn.models import count_params, flops_per_sample
-from netfl.learn.parallel import batch_scores, single_threaded_torch, worker_pool
+from netfl.learn.parallel import batch_scores, on_replicas, single_threaded_torch, worker_pool
 from netfl.learn.partition import Partition
 from netfl.learn.sgd import sgd_step_
 from netfl.sim.clock import RandomStreams
@@ -203,24 +203,15 @@ class TorchTrainer(ClientData, GradientMethods):
         workers train small CNNs 1.1-1.5x faster than one worker with two threads. Each
         client's arithmetic is single-threaded and its batches drawn beforehand (``draws``),
         so the results do not depend on the worker count; threads never touch a generator."""
-        workers = min(self.max_workers, len(draws))
-        chunks = [c for c in np.array_split(np.arange(len(draws)), workers) if len(c)]
+        workers = max(min(self.max_workers, len(draws)), 1)
 
         def train(replica: FlatModel, positions) -> list:
             return [self._train_one(replica, starts[i], draws[i], float(rates[i]), extras[i],
                                     options)
                     for i in positions]
 
-        with single_threaded_torch():
-            if len(chunks) == 1:
-                parts = [train(self._main, chunks[0])]
-            else:
-                while len(self._replicas) < len(chunks):
-                    self._replicas.append(self._main.replica())
-                futures = [self._workers().submit(train, replica, chunk)
-                           for replica, chunk in zip(self._replicas, chunks, strict=False)]
-                parts = [f.result() for f in futures]
-        return [pair for part in parts for pair in part]
+        return on_replicas(self._replica_set(workers), range(len(draws)), train,
+                           self._workers())
 
     @staticmethod
     def _momentum_buffer(like: torch.Tensor, initial, momentum: float):
@@ -337,6 +328,12 @@ class TorchTrainer(ClientData, GradientMethods):
         buffers = [None] * len(draws) if buffer is None else list(buffer.unbind(0))
         return list(zip(out.unbind(0), buffers, strict=True))
 
+    def _replica_set(self, n: int) -> list[FlatModel]:
+        """``n`` model replicas, one per worker thread (made on first need, then kept)."""
+        while len(self._replicas) < n:
+            self._replicas.append(self._main.replica())
+        return self._replicas[:n]
+
     def _workers(self) -> ThreadPoolExecutor:
         return worker_pool(self.max_workers)
 
@@ -363,9 +360,7 @@ class TorchTrainer(ClientData, GradientMethods):
         workers = min(self.max_workers, -(-len(test_y) // EVAL_BATCH))
         if self.device.type != "cpu":
             workers = 1
-        while len(self._replicas) < workers:
-            self._replicas.append(self._main.replica())
-        scores = batch_scores(self._replicas[:workers], params, test_x, test_y, EVAL_BATCH,
+        scores = batch_scores(self._replica_set(workers), params, test_x, test_y, EVAL_BATCH,
                               self._workers())
         correct, loss_sum = 0, 0.0
         for right, loss in scores:
