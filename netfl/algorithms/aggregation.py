@@ -28,3 +28,13 @@ def weighted_average(vectors: Sequence, weights: Sequence[float] | np.ndarray):
     for vector, weight in zip(vectors[1:], weights[1:], strict=True):
         total = total + vector * float(weight)
     return total
+
+
+def option_ii_control(c_i, c, displacement, steps: int, lr: float):
+    """SCAFFOLD's control-variate update, option II (Karimireddy et al. 2020, Alg. 1 line 12):
+    c_i+ = c_i - c + displacement / (steps * lr), where ``displacement`` is the sum of
+    start - result over the client's local work at constant rate ``lr`` and constant
+    correction c - c_i: the mean of the gradients it computed in its ``steps`` SGD steps."""
+    if steps <= 0 or lr <= 0:
+        raise ValueError(f"option II needs steps > 0 and lr > 0, got {steps} and {lr}")
+    return c_i - c + displacement / (steps * lr)

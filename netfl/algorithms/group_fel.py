@@ -39,7 +39,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from netfl.algorithms.aggregation import data_weights, weighted_average
+from netfl.algorithms.aggregation import data_weights, option_ii_control, weighted_average
 from netfl.algorithms.base import Algorithm
 from netfl.algorithms.group_sampling import (
     aggregation_weights,
@@ -174,32 +174,40 @@ class GroupFEL(Algorithm):
         group round's members train from its group's x_g (the sampled groups' next rounds in
         one call, when the first of them is due), their models are compressed towards x_g and
         averaged by data (line 14). Returns (x_g compressed towards x, control-variate change)
-        per group, None where x_g did not reach the cloud."""
+        per group, None where x_g did not reach the cloud. Under SCAFFOLD every client's c_i
+        is refreshed once, after its last group round of the global round (``refresh_controls``)."""
         x_group = [x] * len(groups)
-        delta_c = [self._zeros] * len(groups)
-        trained: dict[tuple[int, int], tuple] = {}
+        trained: dict[tuple[int, int], list] = {}
+        moved: dict[str, list] = {}  # client -> [sum of its x_g - y_i, its SGD steps]
         pending = [[k for k, arrived in enumerate(s[0]) if arrived] if s else []
                    for s in schedules]
-        results: list = [None] * len(groups)
+        up: list[bool] = [False] * len(groups)
         for what, g, k in order:
             if what == "up":
-                results[g] = (self.compressed_towards(x_group[g], x), delta_c[g])
+                up[g] = True
+                x_group[g] = self.compressed_towards(x_group[g], x)
                 continue
             if (g, k) not in trained:  # every group's next round that can start, at once
                 waiting = {i for i, _ in trained}  # a round trained, not yet aggregated
                 wave = [(i, rounds[0]) for i, rounds in enumerate(pending)
                         if rounds and i not in waiting and (self.batch_groups or i == g)]
                 members = [schedules[i][0][r] for i, r in wave]
-                models, changes = self.local_rounds([x_group[i] for i, _ in wave], members)
-                for (i, r), m, dc in zip(wave, models, changes, strict=True):
-                    trained[(i, r)] = (m, dc)
+                models = self.local_rounds([x_group[i] for i, _ in wave], members, moved)
+                for (i, r), m in zip(wave, models, strict=True):
+                    trained[(i, r)] = m
                     pending[i].pop(0)
-            models, dc = trained.pop((g, k))
+            models = trained.pop((g, k))
             arrived = schedules[g][0][k]
             models = [self.compressed_towards(m, x_group[g]) for m in models]
             weights = data_weights(self.trainer.client_sizes[self.indices(arrived)])
             x_group[g] = weighted_average(models, weights)
-            delta_c[g] = delta_c[g] + dc
+        changes = self.refresh_controls(moved) if self.c_global is not None else {}
+        results: list = [None] * len(groups)
+        for g, schedule in enumerate(schedules):
+            if up[g]:
+                members = {c for arrived in schedule[0] for c in arrived}
+                results[g] = (x_group[g], sum((changes[c] for c in sorted(members)
+                                               if c in changes), self._zeros))
         return results
 
     def global_weights(self, sampled: list[Group]) -> np.ndarray:
@@ -291,11 +299,12 @@ class GroupFEL(Algorithm):
         return solver_overhead_s(self.trainer.num_params, self.steps_of(client), per_step,
                                  fleet.profile(client).flops, fleet.slowdown(client), once)
 
-    def local_rounds(self, starts: list, members: list[list[str]]):
+    def local_rounds(self, starts: list, members: list[list[str]],
+                     moved: dict[str, list] | None = None) -> list[list]:
         """Real local training of each group's ``members`` from its x_g (``starts``), all in
-        one call (FedProx's proximal term and SCAFFOLD's corrections where set); returns per
-        group its members' models and, for SCAFFOLD, the sum of their control-variate changes
-        (option II of Karimireddy et al.)."""
+        one call (FedProx's proximal term and SCAFFOLD's corrections c - c_i where set);
+        returns per group its members' models. Under SCAFFOLD, adds each client's x_g - y_i
+        and SGD steps to ``moved`` (what ``refresh_controls`` needs)."""
         spec = self.spec
         clients = [c for group in members for c in group]
         own_start = [start for start, group in zip(starts, members, strict=True)
@@ -308,20 +317,28 @@ class GroupFEL(Algorithm):
             own_start, self.indices(clients), steps, spec.lr, spec.batch_size,
             momentum=spec.momentum, weight_decay=spec.weight_decay, prox_mu=spec.prox_mu,
             corrections=corrections)
-        models, changes, at = [], [], 0
-        for start, group in zip(starts, members, strict=True):
-            mine = trained[at:at + len(group)]
-            delta_c = self._zeros
-            if self.c_global is not None:
-                for client, y, n in zip(group, mine, steps[at:at + len(group)], strict=True):
-                    old = self.c_client.get(client, self._zeros)
-                    new = old - self.c_global + (start - y) / (n * spec.lr)
-                    self.c_client[client] = new
-                    delta_c = delta_c + (new - old)
-            models.append(mine)
-            changes.append(delta_c)
+        if moved is not None and self.c_global is not None:
+            for client, start, y, n in zip(clients, own_start, trained, steps, strict=True):
+                sums = moved.setdefault(client, [self._zeros, 0])
+                sums[0] = sums[0] + (start - y)
+                sums[1] += n
+        models, at = [], 0
+        for group in members:
+            models.append(trained[at:at + len(group)])
             at += len(group)
-        return models, changes
+        return models
+
+    def refresh_controls(self, moved: dict[str, list]) -> dict[str, object]:
+        """SCAFFOLD's option II for every client that trained this global round, over all its
+        group rounds: c_i <- c_i - c + (sum of x_g - y_i) / (lr * its steps), the mean of the
+        gradients it computed (``option_ii_control``). Returns each client's change of c_i."""
+        changes = {}
+        for client, (displacement, steps) in moved.items():
+            old = self.c_client.get(client, self._zeros)
+            new = option_ii_control(old, self.c_global, displacement, steps, self.spec.lr)
+            self.c_client[client] = new
+            changes[client] = new - old
+        return changes
 
     def update_global_control(self, arrived: list) -> None:
         """SCAFFOLD's server step c <- c + (1/N) sum of the clients' control-variate changes

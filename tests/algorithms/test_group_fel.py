@@ -171,7 +171,7 @@ def test_scaffold_doubles_the_bytes_and_keeps_control_variates(tiny):
     assert scaffold_sim.algorithm.c_client  # clients' control variates were updated
 
 
-def test_scaffold_control_variates_follow_option_ii(tiny):
+def test_scaffold_control_variates_follow_option_ii_over_the_global_round(tiny):
     sim = Simulation(load_scenario(group_scenario(tiny, kind="group-scaffold")))
     algorithm = sim.algorithm
     x = algorithm.trainer.init_params() + 1.0
@@ -179,18 +179,54 @@ def test_scaffold_control_variates_follow_option_ii(tiny):
     algorithm.c_global = x * 0 + 0.3
     algorithm.c_client = {clients[0]: x * 0 - 0.2, clients[1]: x * 0 + 0.1}
     old = {c: algorithm.c_client.get(c, x * 0) for c in clients}
-    # two groups in one call, each from its own x_g: clients 0 and 1 from x, client 2 from 2x
-    starts = {clients[0]: x, clients[1]: x, clients[2]: 2 * x}
-    models, delta_c = algorithm.local_rounds([x, 2 * x], [clients[:2], clients[2:]])
+    # two group rounds: clients 0 and 1 from x, client 2 from 2x; then clients 0 and 2 again
+    # from new group models. c_i changes only after both (refresh_controls).
+    moved = {}
+    first = algorithm.local_rounds([x, 2 * x], [clients[:2], clients[2:]], moved)
+    assert all(np.array_equal(algorithm.c_client.get(c, x * 0), old[c]) for c in clients)
+    second = algorithm.local_rounds([3 * x, -x], [clients[:1], clients[2:]], moved)
+    changes = algorithm.refresh_controls(moved)
     lr = sim.scenario.algorithm.lr
-    trained = dict(zip(clients, models[0] + models[1], strict=True))
-    # c_i+ = c_i - c + (x_g - y_i) / (k_i lr)
-    expected = {c: old[c] - 0.3 + (starts[c] - trained[c]) / (algorithm.steps_of(c) * lr)
-                for c in clients}
+    displacement = {clients[0]: (x - first[0][0]) + (3 * x - second[0][0]),
+                    clients[1]: x - first[0][1],
+                    clients[2]: (2 * x - first[1][0]) + (-x - second[1][0])}
+    rounds = {clients[0]: 2, clients[1]: 1, clients[2]: 2}
+    # c_i+ = c_i - c + (sum of x_g - y_i) / (lr * all its steps)
     for client in clients:
-        assert np.allclose(algorithm.c_client[client], expected[client])
-    assert np.allclose(delta_c[0], sum(expected[c] - old[c] for c in clients[:2]))
-    assert np.allclose(delta_c[1], expected[clients[2]] - old[clients[2]])
+        steps = rounds[client] * algorithm.steps_of(client)
+        expected = old[client] - 0.3 + displacement[client] / (steps * lr)
+        assert np.allclose(algorithm.c_client[client], expected)
+        assert np.allclose(changes[client], expected - old[client])
+
+
+def test_scaffold_corrections_stay_fixed_within_a_global_round(tiny):
+    # SCAFFOLD's local work uses one c - c_i throughout; c changes only at the cloud, once per
+    # global round, so c_i must too. Refreshing c_i after every group round while c stayed
+    # fixed made each group descend along a stale c for K rounds: paper-group-scaffold
+    # diverged at round 11 (issue 17).
+    sim = Simulation(load_scenario(group_scenario(
+        tiny, kind="group-scaffold", rounds=3, group_rounds=3, groups_per_round=4,
+        grouping={"kind": "random", "group_size": 3})))
+    rounds, train = [], sim.trainer.local_train
+
+    def recording(params, clients, *args, corrections=None, **kwargs):
+        for client, correction in zip(clients, corrections, strict=True):
+            rounds[-1].setdefault(client, []).append(np.array(correction))
+        return train(params, clients, *args, corrections=corrections, **kwargs)
+
+    def models(*args, original=sim.algorithm.group_models):
+        rounds.append({})
+        return original(*args)
+
+    sim.trainer.local_train = recording
+    sim.algorithm.group_models = models
+    sim.run()
+    assert len(rounds) == 3
+    seen = [c for corrections in rounds for c in corrections.values()]
+    assert max(len(c) for c in seen) == 3  # clients trained in several group rounds
+    assert all(np.array_equal(c[0], later) for c in seen for later in c[1:])
+    assert any(not np.array_equal(rounds[0][i][0], rounds[2][i][0])
+               for i in set(rounds[0]) & set(rounds[2]))  # they do change between rounds
 
 
 def test_fedclar_clusters_the_groups_after_its_round(tiny):
@@ -267,9 +303,9 @@ def test_groups_trained_together_give_what_each_group_round_alone_gives(tiny, co
     for batched in (True, False):
         sim = Simulation(load_scenario(scenario))
         sim.algorithm.batch_groups = batched
-        def counted(starts, members, original=sim.algorithm.local_rounds):
+        def counted(starts, members, moved=None, original=sim.algorithm.local_rounds):
             waves.append(len(members))
-            return original(starts, members)
+            return original(starts, members, moved)
 
         sim.algorithm.local_rounds = counted
         sim.run()

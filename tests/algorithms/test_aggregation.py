@@ -1,0 +1,40 @@
+"""The pure aggregation maths of netfl.algorithms.aggregation."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from netfl.algorithms.aggregation import data_weights, option_ii_control, weighted_average
+
+
+@given(st.lists(st.floats(0.1, 1e3), min_size=1, max_size=20))
+def test_data_weights_are_proportional_and_sum_to_one(sizes):
+    weights = data_weights(sizes)
+    assert weights.sum() == pytest.approx(1.0)
+    assert np.allclose(weights * sum(sizes), sizes)
+
+
+def test_the_weighted_average_of_equal_vectors_is_the_vector():
+    v = np.array([1.0, -2.0, 3.0])
+    assert np.allclose(weighted_average([v, v, v], data_weights([1, 2, 3])), v)
+
+
+@given(st.integers(1, 30), st.floats(0.01, 0.2), st.floats(0.1, 3.0),
+       st.floats(-1.0, 1.0), st.floats(-1.0, 1.0))
+def test_option_ii_is_the_mean_gradient_of_the_local_work(steps, lr, curvature, c, c_i):
+    # plain SGD with the constant correction c - c_i on f(y) = a/2 (y - b)^2, from x:
+    # option II must give back the mean of the gradients a (y_s - b) the client computed
+    a, b, x = curvature, 0.7, -1.3
+    y, gradients = x, []
+    for _ in range(steps):
+        g = a * (y - b)
+        gradients.append(g)
+        y -= lr * (g + c - c_i)
+    assert option_ii_control(c_i, c, x - y, steps, lr) == pytest.approx(np.mean(gradients),
+                                                                       abs=1e-9)
+
+
+def test_option_ii_rejects_no_work():
+    with pytest.raises(ValueError, match="steps > 0"):
+        option_ii_control(0.0, 0.0, 0.0, 0, 0.1)
