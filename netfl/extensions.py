@@ -105,26 +105,34 @@ def _contract(group: str) -> tuple[str, type, object, str]:
             "a class with split(spec, labels, num_classes, groups, rng)")
 
 
+def import_reference(what: str, reference: str) -> tuple[object, str]:
+    """The object a ``package.module:Attribute`` reference names, and where it was found;
+    raises ExtensionError naming the module and what failed. netfl's own kinds are resolved
+    this way too (their Spec's IMPLEMENTATION or BUILDER)."""
+    module_name, _, attribute = reference.partition(":")
+    where = f"module {module_name!r}"
+    try:
+        obj = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        raise ExtensionError(f"{what} {reference!r}: cannot import {where}: {exc} (is it "
+                             f"installed, or its folder on PYTHONPATH?)") from None
+    except (Exception, SystemExit) as exc:  # an error inside the user's module
+        raise ExtensionError(f"{what} {reference!r}: importing {where} failed: "
+                             f"{type(exc).__name__}: {exc}") from None
+    try:
+        for part in attribute.split("."):
+            obj = getattr(obj, part)
+    except AttributeError:
+        raise ExtensionError(f"{what} {reference!r}: {where} has no attribute "
+                             f"{attribute!r}") from None
+    return obj, where
+
+
 @functools.cache
 def _load(group: str, kind: str) -> type:
     what, spec_base, usable, wanted = _contract(group)
     if is_reference(kind):
-        module_name, _, attribute = kind.partition(":")
-        where = f"module {module_name!r}"
-        try:
-            obj = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            raise ExtensionError(f"{what} {kind!r}: cannot import {where}: {exc} (is it "
-                                 f"installed, or its folder on PYTHONPATH?)") from None
-        except (Exception, SystemExit) as exc:  # an error inside the user's module
-            raise ExtensionError(f"{what} {kind!r}: importing {where} failed: "
-                                 f"{type(exc).__name__}: {exc}") from None
-        try:
-            for part in attribute.split("."):
-                obj = getattr(obj, part)
-        except AttributeError:
-            raise ExtensionError(f"{what} {kind!r}: {where} has no attribute "
-                                 f"{attribute!r}") from None
+        obj, where = import_reference(what, kind)
     else:
         entry = installed(group).get(kind)
         if entry is None:

@@ -158,6 +158,31 @@ def test_an_extension_refuses_worlds_it_does_not_declare(tmp_path, monkeypatch):
         netfl.load_scenario(scenario)
 
 
+CHECKED = GOOD.replace('        WORLDS = ("edge",)\n', '''        WORLDS = ("edge",)
+        CHARGES_COST = True
+
+        def check_scenario(self, scenario):
+            super().check_scenario(scenario)
+            if scenario.world.edge_servers < 3:
+                raise ValueError("one-shot needs world.edge_servers >= 3")
+''')
+
+
+def test_an_extension_checks_the_scenario_as_netfls_own_kinds_do(tmp_path, monkeypatch):
+    # the hook netfl's own kinds use (netfl.scenario.kinds): an extension's check_scenario
+    # runs after the world's and its ValueError is reported like any other; CHARGES_COST
+    # lets stop.max_cost through
+    module = write_module(tmp_path, monkeypatch, CHECKED)
+    scenario = copy.deepcopy(TINY)
+    scenario["algorithm"] = {"kind": f"{module}:OneShot"}
+    scenario["stop"] = {"max_cost": "10 s"}
+    scenario["world"] = {**scenario["world"], "edge_servers": 2}
+    with pytest.raises(netfl.ScenarioError, match="one-shot needs world.edge_servers >= 3"):
+        netfl.load_scenario(scenario)
+    scenario["world"]["edge_servers"] = 3
+    assert netfl.load_scenario(scenario).stop.max_cost == 10.0
+
+
 @pytest.mark.parametrize("body, kind, words", [
     (GOOD, "no_such_module:OneShot", "cannot import module 'no_such_module'"),
     (GOOD, "{m}:Nope", "module '{m}' has no attribute 'Nope'"),

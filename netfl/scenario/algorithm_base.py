@@ -56,11 +56,14 @@ class AlgorithmSpec(Section):
         float32.
     """
 
-    # What an extension algorithm declares about itself (netfl's own are listed in
-    # netfl.scenario.schema): the world kinds it runs on, and whether it aggregates at the
-    # cloud (a world must then have one).
+    # What an algorithm declares about itself, netfl's own as an extension's: the world kinds
+    # it runs on, whether it aggregates at the cloud (a world must then have one), and whether
+    # it books Group-FEL's eq. (5) cost (stop.max_cost needs it). netfl's own also name their
+    # class (netfl.scenario.kinds).
     WORLDS: ClassVar[tuple[str, ...]] = ("edge", "iov", "leo")
     USES_CLOUD: ClassVar[bool] = False
+    CHARGES_COST: ClassVar[bool] = False
+    IMPLEMENTATION: ClassVar[str | None] = None
 
     rounds: PositiveInt = 100
     local_steps: PositiveInt = 5
@@ -71,6 +74,18 @@ class AlgorithmSpec(Section):
     eval_every: PositiveInt = 1
     idle_wait: PositiveDuration = 1.0
     compression: Compression = NoCompressionSpec()
+
+    def check_scenario(self, scenario) -> None:
+        """This algorithm's checks against the rest of ``scenario`` (its world, data, stop),
+        run after the world's own (which has checked WORLDS and USES_CLOUD); a ValueError
+        names the fields. Override it (calling this one) to add a kind's own needs."""
+        if scenario.stop.max_cost is not None and not self.CHARGES_COST:
+            from netfl.scenario.kinds import algorithm_kinds, algorithm_spec
+
+            charging = [k for k in algorithm_kinds() if algorithm_spec(k).CHARGES_COST]
+            raise ValueError(f"stop.max_cost is a budget of Group-FEL's eq. (5) cost, which "
+                             f"{self.kind} does not charge; use it with group-fel or its "
+                             f"baselines ({', '.join(charging)})")
 
 
 class ConstantLr(Section):

@@ -8,7 +8,7 @@ netfl.scenario.group_fel.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Literal
 
 from pydantic import (
     Field,
@@ -26,19 +26,12 @@ from netfl.scenario.algorithm_base import (
     LrSchedule,
     QsgdSpec,
 )
-from netfl.scenario.extension_fields import builtin_kinds, or_extension
-from netfl.scenario.group_fel import (
-    FedClarSpec,
-    GroupFedAvgSpec,
-    GroupFedProxSpec,
-    GroupFelSpec,
-    GroupScaffoldSpec,
-    OueaSpec,
-    ShareSpec,
-)
+from netfl.scenario.extension_fields import or_extension
+from netfl.scenario.kinds import algorithm_kinds, builtin_algorithm, union_of
 from netfl.scenario.types import Section
 
 
+@builtin_algorithm
 class FedAvgSpec(AlgorithmSpec):
     """FedAvg (McMahan et al. 2017): the cloud trains with clients over the multi-hop network.
 
@@ -51,19 +44,35 @@ class FedAvgSpec(AlgorithmSpec):
     """
 
     kind: Literal["fedavg"]
+    IMPLEMENTATION = "netfl.algorithms.fedavg:FedAvg"
+    WORLDS = ("edge", "iov", "leo")
+    USES_CLOUD = True
     clients_per_round: PositiveInt | None = None
     schedule: LrSchedule = ConstantLr()
     schedule_period: PositiveInt = 20
 
+    def check_scenario(self, scenario) -> None:
+        super().check_scenario(scenario)
+        world = scenario.world
+        if (world.kind == "edge" and self.clients_per_round is not None
+                and self.clients_per_round > world.clients):
+            raise ValueError(f"algorithm.clients_per_round ({self.clients_per_round}) exceeds "
+                             f"world.clients ({world.clients})")
 
+
+@builtin_algorithm
 class FedAvgQsgdSpec(FedAvgSpec):
     """FedAvg whose client uploads (model updates) are QSGD-quantized (the Fed-CHS paper's
     baseline "FedAvg + QSGD")."""
 
     kind: Literal["fedavg-qsgd"]
+    IMPLEMENTATION = "netfl.algorithms.fedavg:FedAvg"
+    WORLDS = ("edge",)
+    USES_CLOUD = True
     compression: Compression = QsgdSpec(kind="qsgd")
 
 
+@builtin_algorithm
 class HierFedAvgSpec(AlgorithmSpec):
     """Hierarchical FedAvg (HierFAVG, Liu et al. 2020): ``local_steps`` local steps per edge round,
     edge aggregation every edge round, cloud aggregation every ``edge_rounds`` edge rounds.
@@ -78,18 +87,25 @@ class HierFedAvgSpec(AlgorithmSpec):
     """
 
     kind: Literal["hier-fedavg"]
+    IMPLEMENTATION = "netfl.algorithms.hier_fedavg:HierFedAvg"
+    WORLDS = ("edge", "iov", "leo")
+    USES_CLOUD = True
     edge_rounds: PositiveInt = 2
     edges_per_round: PositiveInt | None = None
     clients_per_round: PositiveInt | None = None
     schedule: LrSchedule = ConstantLr()
 
 
+@builtin_algorithm
 class HierLocalQsgdSpec(HierFedAvgSpec):
     """Hier-Local-QSGD (Liu et al. 2023): hierarchical FedAvg with QSGD-quantized uploads at both
     tiers; the Fed-CHS paper's B.1 sets 5 local iterations and K = 20 edge aggregations per cloud
     round, with eta_k = 1/(K sqrt(k+1)) at edge aggregation k (``schedule: {kind: inv-sqrt}``)."""
 
     kind: Literal["hier-local-qsgd"]
+    IMPLEMENTATION = "netfl.algorithms.hier_fedavg:HierFedAvg"
+    WORLDS = ("edge",)
+    USES_CLOUD = True
     local_steps: PositiveInt = 5
     edge_rounds: PositiveInt = 20
     compression: Compression = QsgdSpec(kind="qsgd")
@@ -104,6 +120,7 @@ class HandOverSpec(Section):
     fallback: bool = True
 
 
+@builtin_algorithm
 class FedChsSpec(AlgorithmSpec):
     """Fed-CHS (Algorithm 1 of "Sequential FL in Hierarchical Architecture"): in round t only edge
     server m(t) trains, with K local iterations of its clients in ``interactions`` (K) / E
@@ -114,6 +131,9 @@ class FedChsSpec(AlgorithmSpec):
     """
 
     kind: Literal["fed-chs"]
+    IMPLEMENTATION = "netfl.algorithms.fed_chs:FedCHS"
+    WORLDS = ("edge", "iov", "leo")
+    USES_CLOUD = False
     rounds: PositiveInt = 400
     local_steps: PositiveInt = 1
     interactions: PositiveInt = 20
@@ -127,7 +147,19 @@ class FedChsSpec(AlgorithmSpec):
                              f"local_steps (E={self.local_steps})")
         return self
 
+    def check_scenario(self, scenario) -> None:
+        super().check_scenario(scenario)
+        world = scenario.world
+        if world.kind == "edge" and world.topology.kind == "star":
+            raise ValueError("fed-chs passes the model between neighbouring edge servers: give "
+                             "world.topology a ring, random or file graph (a star has no "
+                             "edge-edge links)")
+        if world.kind == "leo" and world.isl.kind == "none" and world.ground_stations is None:
+            raise ValueError("fed-chs hands the model between satellites: give world.isl "
+                             "kind grid, or world.ground_stations to relay through the ground")
 
+
+@builtin_algorithm
 class WrwgdSpec(AlgorithmSpec):
     """Weighted random-walk gradient descent (Ayache and El Rouayheb 2019): the model walks a
     random client graph of degree at most ``max_degree``; each visited client takes
@@ -140,6 +172,9 @@ class WrwgdSpec(AlgorithmSpec):
     """
 
     kind: Literal["wrwgd"]
+    IMPLEMENTATION = "netfl.algorithms.wrwgd:WRWGD"
+    WORLDS = ("edge",)
+    USES_CLOUD = False
     rounds: PositiveInt = 2000
     max_degree: int = Field(3, ge=2)
     extra_edges: NonNegativeInt | None = Field(
@@ -148,6 +183,7 @@ class WrwgdSpec(AlgorithmSpec):
     schedule: LrSchedule = ConstantLr()
 
 
+@builtin_algorithm
 class ChflSpec(AlgorithmSpec):
     """Cyclic HFL (Algorithm 1 of "Convergence of Cyclic HFL"): each global round the model
     travels through ``edges_per_round`` (S; all when null) edge servers in a random permutation
@@ -157,6 +193,9 @@ class ChflSpec(AlgorithmSpec):
     averaged uniformly (``weighting: uniform``, the paper's 1/|N_i|) or by data size."""
 
     kind: Literal["chfl"]
+    IMPLEMENTATION = "netfl.algorithms.chfl:CHFL"
+    WORLDS = ("edge",)
+    USES_CLOUD = False
     local_steps: PositiveInt = 2
     edge_rounds: PositiveInt = 2
     edges_per_round: PositiveInt | None = None
@@ -166,27 +205,36 @@ class ChflSpec(AlgorithmSpec):
     handover: HandOverSpec = HandOverSpec()
 
 
+@builtin_algorithm
 class CflSpec(ChflSpec):
     """Cyclic FL (Cho et al. 2023) as CHFL's special case: one edge round per edge (R = 1),
     groups (edge servers) visited in a fixed cyclic order."""
 
     kind: Literal["cfl"]
+    IMPLEMENTATION = "netfl.algorithms.chfl:CHFL"
+    WORLDS = ("edge",)
+    USES_CLOUD = False
     edge_rounds: Literal[1] = 1
     order: Literal["ring"] = "ring"
 
 
+@builtin_algorithm
 class SflSpec(AlgorithmSpec):
     """Sequential FL (Li and Lyu 2024): each round, ``clients_per_round`` clients (all when null)
     in a random order (or a fixed ``ring``, rotating as CHFL's: round t takes the clients after
     round t-1's), each taking ``local_steps`` steps from the model the previous one passed it."""
 
     kind: Literal["sfl"]
+    IMPLEMENTATION = "netfl.algorithms.sfl:SFL"
+    WORLDS = ("edge",)
+    USES_CLOUD = False
     local_steps: PositiveInt = 2
     clients_per_round: PositiveInt | None = None
     order: Literal["permutation", "ring"] = "permutation"
     handover: HandOverSpec = HandOverSpec()
 
 
+@builtin_algorithm
 class HflPwpSpec(AlgorithmSpec):
     """HFL with partial worker participation and three-sided learning rates (Algorithm 1 of
     "HFL with Partial Worker Participation"): each master round, every cluster i runs
@@ -201,6 +249,9 @@ class HflPwpSpec(AlgorithmSpec):
     """
 
     kind: Literal["hfl-pwp"]
+    IMPLEMENTATION = "netfl.algorithms.hfl_pwp:HflPwp"
+    WORLDS = ("edge",)
+    USES_CLOUD = True
     local_steps: PositiveInt = 10
     master_period: PositiveInt = 100
     cluster_periods: list[PositiveInt] | None = None
@@ -223,6 +274,7 @@ class HflPwpSpec(AlgorithmSpec):
         return self
 
 
+@builtin_algorithm
 class HierMoSpec(HflPwpSpec):
     """HierMo (Yang et al. 2023) in the HFL-PWP setting: momentum in all three tiers. Workers
     train with heavy-ball momentum (``momentum``, gamma) from their cluster's averaged worker
@@ -233,11 +285,15 @@ class HierMoSpec(HflPwpSpec):
     and cloud momentum is worker momentum alone."""
 
     kind: Literal["hier-mo"]
+    IMPLEMENTATION = "netfl.algorithms.hfl_pwp:HierMo"
+    WORLDS = ("edge",)
+    USES_CLOUD = True
     momentum: float = Field(0.9, gt=0, lt=1)
     edge_momentum: float = Field(0.5, ge=0, lt=1)
     cloud_momentum: float = Field(0.5, ge=0, lt=1)
 
 
+@builtin_algorithm
 class MllSgdSpec(HflPwpSpec):
     """MLL-SGD (Castiglia et al. 2020): clusters as in HFL-PWP (eta_c = 1), but no master: every
     G local iterations each hub averages its model with its neighbours' on a peer-to-peer hub
@@ -246,16 +302,23 @@ class MllSgdSpec(HflPwpSpec):
     the workers (b_d = m_d / m)."""
 
     kind: Literal["mll-sgd"]
+    IMPLEMENTATION = "netfl.algorithms.mll_sgd:MllSgd"
+    WORLDS = ("edge",)
+    USES_CLOUD = False
     hub_graph: Literal["complete", "ring"] = "complete"
 
+    def check_scenario(self, scenario) -> None:
+        super().check_scenario(scenario)
+        if self.compression.kind == "qsgd":
+            raise ValueError("mll-sgd hubs exchange whole models, which QSGD (an update "
+                             "quantizer) does not fit; use compression int8 or none")
 
-BuiltinAlgorithm = Annotated[
-    FedAvgSpec | FedAvgQsgdSpec | HierFedAvgSpec | HierLocalQsgdSpec | FedChsSpec | WrwgdSpec
-    | ChflSpec | CflSpec | SflSpec | HflPwpSpec | HierMoSpec | MllSgdSpec | GroupFelSpec
-    | GroupFedAvgSpec | GroupFedProxSpec | GroupScaffoldSpec | OueaSpec | ShareSpec | FedClarSpec,
-    Field(discriminator="kind"),
-]
-BUILTIN_KINDS = builtin_kinds(BuiltinAlgorithm)
+
+# Group-FEL's kinds register after the ones above (the order netfl list shows them in)
+import netfl.scenario.group_fel  # noqa: E402, F401
+
+BuiltinAlgorithm = union_of("algorithms")
+BUILTIN_KINDS = frozenset(algorithm_kinds())
 
 # What a scenario's algorithm section may be: a built-in kind, or an extension's
 # (netfl.extensions): its own Spec instance, serialized as itself.

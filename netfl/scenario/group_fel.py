@@ -15,6 +15,7 @@ from pydantic import (
 )
 
 from netfl.scenario.algorithm_base import AlgorithmSpec
+from netfl.scenario.kinds import builtin_algorithm
 from netfl.scenario.types import Duration, NonNegativeSize, Section
 
 
@@ -104,6 +105,7 @@ class GroupOperationSpec(Section):
         return self
 
 
+@builtin_algorithm
 class GroupFelSpec(AlgorithmSpec):
     """Group-FEL (Algorithm 1 of "Group Formation and Sampling in Group-based HFL"): every edge
     server forms groups of its clients (``grouping``), the cloud computes sampling
@@ -122,6 +124,10 @@ class GroupFelSpec(AlgorithmSpec):
     """
 
     kind: Literal["group-fel"]
+    IMPLEMENTATION = "netfl.algorithms.group_fel:GroupFEL"
+    WORLDS = ("edge",)
+    USES_CLOUD = True
+    CHARGES_COST = True
     rounds: PositiveInt = 200
     local_steps: PositiveInt = 2
     local_unit: Literal["epoch", "step"] = "epoch"
@@ -145,6 +151,7 @@ class GroupFelSpec(AlgorithmSpec):
         return self
 
 
+@builtin_algorithm
 class GroupFedAvgSpec(GroupFelSpec):
     """The paper's hierarchical FedAvg baseline: random grouping, uniform sampling."""
 
@@ -153,6 +160,7 @@ class GroupFedAvgSpec(GroupFelSpec):
     sampling: Sampling = "uniform"
 
 
+@builtin_algorithm
 class GroupFedProxSpec(GroupFedAvgSpec):
     """FedProx (Li et al. 2020) in the hierarchical version: random grouping, uniform sampling,
     proximal term ``prox_mu`` (its extra vector work per SGD step is charged to the clock and
@@ -162,6 +170,7 @@ class GroupFedProxSpec(GroupFedAvgSpec):
     prox_mu: PositiveFloat = 0.01
 
 
+@builtin_algorithm
 class GroupScaffoldSpec(GroupFedAvgSpec):
     """SCAFFOLD (Karimireddy et al. 2020) in the hierarchical version: random grouping, uniform
     sampling, control variates (twice the bytes), secured by SCAFFOLD + SecAgg."""
@@ -171,6 +180,7 @@ class GroupScaffoldSpec(GroupFedAvgSpec):
     group_operation: GroupOperationSpec = GroupOperationSpec(kind="scaffold-secagg")
 
 
+@builtin_algorithm
 class OueaSpec(GroupFedAvgSpec):
     """OUEA (Mhaisen et al. 2021): CDG grouping, uniform sampling."""
 
@@ -178,6 +188,7 @@ class OueaSpec(GroupFedAvgSpec):
     grouping: Grouping = CdgGroupingSpec(kind="cdg")
 
 
+@builtin_algorithm
 class ShareSpec(GroupFedAvgSpec):
     """SHARE (Deng et al. 2021): KLD-based grouping, uniform sampling."""
 
@@ -185,6 +196,7 @@ class ShareSpec(GroupFedAvgSpec):
     grouping: Grouping = KldGroupingSpec(kind="kld")
 
 
+@builtin_algorithm
 class FedClarSpec(GroupFedAvgSpec):
     """FedCLAR (Presotto et al. 2022) in the hierarchical version: hierarchical FedAvg with
     random groups until ``clustering_round``; then every group trains once, the cloud clusters
@@ -194,6 +206,7 @@ class FedClarSpec(GroupFedAvgSpec):
     clusters' data."""
 
     kind: Literal["fedclar"]
+    IMPLEMENTATION = "netfl.algorithms.fedclar:FedCLAR"
     clustering_round: PositiveInt = 20
     clusters: int = Field(3, ge=2)
     control_variates: Literal[False] = False
@@ -207,6 +220,3 @@ class FedClarSpec(GroupFedAvgSpec):
                              "every round; use random, cdg, kld or cov")
         return self
 
-
-GROUP_KINDS = ("group-fel", "group-fedavg", "group-fedprox", "group-scaffold", "ouea", "share",
-               "fedclar")

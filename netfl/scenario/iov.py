@@ -7,10 +7,11 @@ DSRC's 6 Mbit/s when no radio is given. Distances and speeds take units ("10 km"
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, NonNegativeFloat, PositiveFloat, PositiveInt, model_validator
 
+from netfl.scenario.kinds import builtin_world
 from netfl.scenario.types import (
     Distance,
     Duration,
@@ -26,6 +27,7 @@ from netfl.scenario.types import (
     Section,
     Speed,
 )
+from netfl.scenario.world_checks import mobile_common, rates_given
 
 
 class HighwayRoad(Section):
@@ -312,11 +314,13 @@ class ResumeUploads(Section):
     within: PositiveDuration = 30.0
 
 
+@builtin_world
 class IovWorld(Section):
     """Vehicles on a road are clients of road-side units (edge servers), joined by fibre along
     the road, with an optional cloud behind them."""
 
     kind: Literal["iov"]
+    BUILDER: ClassVar[str] = "netfl.world.iov:build_iov_world"
     road: Road
     rsus: RsuPlacement
     traffic: Traffic = Traffic()
@@ -363,3 +367,19 @@ class IovWorld(Section):
             raise ValueError(f"an LTE carrier is 1.4, 3, 5, 10, 15 or 20 MHz wide; "
                              f"radio.bandwidth is {self.radio.bandwidth / 1e6:g} MHz")
         return self
+
+    def check_scenario(self, scenario) -> None:
+        """What an iov world allows: the algorithms that declare it, partitions over a vehicle
+        population, and access links whose rate and ups and downs come from the radio and the
+        road (netfl.scenario.kinds)."""
+        mobile_common(scenario, "iov")
+        rates_given(scenario, ("backhaul", "core"))
+        algo = scenario.algorithm
+        if algo.USES_CLOUD and not self.cloud:
+            raise ValueError(f"{algo.kind} aggregates at the cloud: set world.cloud to true")
+        links = scenario.links
+        access = links.access
+        given = "access" in links.model_fields_set  # the edge default's rate is not used
+        if given and (access.rate or access.rate_up or access.rate_down):
+            raise ValueError("on an iov world the access rate comes from world.radio; remove "
+                             "links.access.rate / rate_up / rate_down")

@@ -7,7 +7,7 @@ Angles are plain degrees (``_deg`` fields); distances, rates and times take unit
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import (
     Field,
@@ -19,6 +19,7 @@ from pydantic import (
 )
 
 from netfl.scenario.iov import ResumeUploads
+from netfl.scenario.kinds import builtin_world
 from netfl.scenario.types import (
     Distance,
     Duration,
@@ -32,6 +33,7 @@ from netfl.scenario.types import (
     Rate,
     Section,
 )
+from netfl.scenario.world_checks import mobile_common
 
 Latitude = Annotated[float, Field(ge=-90, le=90)]
 Longitude = Annotated[float, Field(ge=-180, le=180)]
@@ -253,11 +255,13 @@ class Association(Section):
 MAX_PLAN_STEPS = 864_000
 
 
+@builtin_world
 class LeoWorld(Section):
     """Ground users are clients of the satellites in view; satellites are joined by ISLs
     (+Grid) or through ground stations, which also lead to the cloud."""
 
     kind: Literal["leo"]
+    BUILDER: ClassVar[str] = "netfl.world.leo:build_leo_world"
     constellation: Constellation
     users: Users
     min_elevation_deg: ElevationMask = 25.0
@@ -290,3 +294,22 @@ class LeoWorld(Section):
     @property
     def cloud(self) -> bool:
         return self.ground_stations is not None
+
+    def check_scenario(self, scenario) -> None:
+        """What a leo world allows: the algorithms that declare it and their partitions; link
+        rates from the world section (GSL, ISL, gateways) rather than the links classes
+        (netfl.scenario.kinds)."""
+        mobile_common(scenario, "leo")
+        algo = scenario.algorithm
+        if algo.USES_CLOUD and self.ground_stations is None:
+            raise ValueError(f"{algo.kind} aggregates at the cloud: give "
+                             f"world.ground_stations (gateways to the cloud)")
+        links = scenario.links
+        for name, where in (("access", "world.gsl"), ("backhaul", "world.isl"),
+                            ("core", "world.ground_stations")):
+            spec = getattr(links, name)
+            given = spec.model_fields_set if name in links.model_fields_set else set()
+            for field in ("rate", "rate_up", "rate_down", "delay"):
+                if field in given:
+                    raise ValueError(f"on a leo world links.{name}.{field} comes from {where} "
+                                     f"and the geometry; remove it")

@@ -7,7 +7,7 @@ string with one ("10 Mbps"); the parsed value is in the base unit (seconds, bit/
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import (
     Field,
@@ -17,6 +17,7 @@ from pydantic import (
 )
 
 from netfl.scenario.data import DatasetName, DataSpec, SyntheticSpec  # noqa: F401 (re-exported)
+from netfl.scenario.kinds import builtin_world
 from netfl.scenario.models import (  # noqa: F401 (re-exported: the model section's kinds)
     ArchitectureModel,
     BuiltinModel,
@@ -52,6 +53,7 @@ from netfl.scenario.types import (
     Section,
     Size,
 )
+from netfl.scenario.world_checks import rates_given, runs_on
 from netfl.sim.onoff import check_intervals
 
 # ----------------------------------------------------------------------------------- world
@@ -114,10 +116,12 @@ Topology = Annotated[
 ]
 
 
+@builtin_world
 class EdgeWorld(Section):
     """Static HFL world: clients -> edge servers -> (optional) cloud."""
 
     kind: Literal["edge"]
+    BUILDER: ClassVar[str] = "netfl.world.edge:build_edge_world"
     clients: PositiveInt
     edge_servers: PositiveInt
     assignment: Assignment = EvenAssignment()
@@ -143,6 +147,28 @@ class EdgeWorld(Section):
         if isinstance(self.topology, StarTopology) and self.cloud != "all":
             raise ValueError("a star topology needs cloud: all (the cloud is the hub)")
         return self
+
+    def check_scenario(self, scenario) -> None:
+        """What an edge world needs of the rest of a scenario (netfl.scenario.kinds)."""
+        rates_given(scenario, ("access", "backhaul", "core"))
+        runs_on(scenario, "edge")
+        algo, m = scenario.algorithm, self.edge_servers
+        if algo.USES_CLOUD and self.cloud == "none":
+            raise ValueError(f"{algo.kind} aggregates at the cloud: set world.cloud to 'all' "
+                             f"or a list of edge servers")
+        count = getattr(algo, "edges_per_round", None)
+        if count is not None and count > m:
+            raise ValueError(f"algorithm.edges_per_round ({count}) exceeds world.edge_servers "
+                             f"({m})")
+        for field in ("cluster_periods", "sample_sizes"):
+            per_cluster = getattr(algo, field, None)
+            if per_cluster is not None and len(per_cluster) != m:
+                raise ValueError(f"algorithm.{field} has {len(per_cluster)} entries; it needs "
+                                 f"one per edge server ({m})")
+        partition = scenario.data.partition
+        if partition.kind == "per-edge" and len(partition.edges) != m:
+            raise ValueError(f"data.partition.edges has {len(partition.edges)} entries; it needs "
+                             f"one per edge server ({m})")
 
 
 # ----------------------------------------------------------------------------------- links
