@@ -21,7 +21,7 @@ from netfl.errors import TransferFailed
 from netfl.network.access import SIGNAL, MobileAccess
 from netfl.network.fabric import Fabric
 from netfl.network.link import Channel, Link, LossModel
-from netfl.network.transport import HopFailed, down_reason, make_transport
+from netfl.network.transport import HopFailed, down_reason, emit_hops, make_transport
 from netfl.scenario.sections import (
     Links,
     LinkSpec,
@@ -32,7 +32,14 @@ from netfl.scenario.sections import (
 )
 from netfl.sim.clock import RandomStreams
 from netfl.sim.onoff import random_onoff, scheduled_onoff
-from netfl.sim.trace import LinkState, TraceBus, TransferEnd, TransferFail, TransferStart
+from netfl.sim.trace import (
+    HopEnd,
+    LinkState,
+    TraceBus,
+    TransferEnd,
+    TransferFail,
+    TransferStart,
+)
 from netfl.world.base import CLIENT, CLOUD, EDGE, World
 
 _TIER_RANK = {CLIENT: 0, EDGE: 1, CLOUD: 2}
@@ -260,6 +267,7 @@ class Network:
     def _transfer(self, src: str, dst: str, nbytes: float, tag: str, raw_nbytes: float):
         transfer_id, retry, started = next(self._ids), self.spec.retry, self.env.now
         nbits, wire_bits, retransmissions = nbytes * 8.0, 0.0, 0
+        label = (transfer_id, tag) if self.trace.wants(HopEnd) else None
         retries, forwards = 0, []
 
         def record_failure(time_s: float, reason: str, link: Link | None, will_retry: bool):
@@ -277,7 +285,7 @@ class Network:
             try:
                 if path is None:
                     raise HopFailed(None, "no-route", 0.0)
-                sent, lost, path = yield from self._deliver(path, nbits)
+                sent, lost, path = yield from self._deliver(path, nbits, label)
                 wire_bits += sent
                 retransmissions += lost
             except HopFailed as failure:
@@ -353,7 +361,12 @@ class Network:
         if listening:
             flow, air_bits = self.mobile.broadcast_flow(src, nbytes)
             air_bytes = float(air_bits) / 8.0
+            began = self.env.now
             yield flow.event
+            if self.trace.wants(HopEnd):  # one hop on the air, heard by every listener
+                for r in listening:
+                    emit_hops(self, (ids[r], tag), [links[r]], [src, r], flow.channels[:1],
+                              began, self.env.now, float(air_bits))
             yield self.env.timeout(max(links[r].delay_s for r in listening))
         share, results = air_bytes / max(len(receivers), 1), {}
         for r in receivers:
@@ -382,13 +395,13 @@ class Network:
         """The transport that carries ``link``: its class's, or links.transport."""
         return self._class_transport.get(link.link_class, self.transport)
 
-    def _deliver(self, path: list[str], nbits: float):
+    def _deliver(self, path: list[str], nbits: float, label: tuple[int, str] | None = None):
         """Cross ``path``: in one piece, or (where link classes have transports of their own)
         piece by piece, each run of links with one transport carried by it, the node between
         two runs receiving the whole message before the next starts. Returns (wire bits,
         retransmissions, the path taken) or raises HopFailed (wire bits of the whole attempt)."""
         if not self._class_transport:
-            return (yield from self.transport.deliver(self, path, nbits))
+            return (yield from self.transport.deliver(self, path, nbits, label=label))
         wire, lost, taken, k = 0.0, 0, [path[0]], 0
         while k < len(path) - 1:
             transport = self.transport_of(self.link(path[k], path[k + 1]))
@@ -398,7 +411,7 @@ class Network:
                 end += 1
             try:
                 sent, resent, piece = yield from transport.deliver(self, path[k:end + 1], nbits,
-                                                                   held=k > 0)
+                                                                   held=k > 0, label=label)
             except HopFailed as failure:
                 failure.wire_bits += wire
                 raise

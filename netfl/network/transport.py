@@ -1,6 +1,6 @@
 """How a transfer crosses its path: TCP, fluid or store-and-forward (docs/models/network.md).
 
-Each transport's ``deliver(network, path, nbits, held)`` is a generator that returns
+Each transport's ``deliver(network, path, nbits, held, label)`` is a generator that returns
 ``(wire_bits, retransmissions, path)`` (the path it took) once the last bit has arrived at the
 path's end, or raises :class:`HopFailed`. ``wire_bits`` counts every bit sent on every hop
 (headers and re-sends included); ``HopFailed.progress_bits`` is the part of the payload that got
@@ -25,6 +25,7 @@ import simpy
 from netfl.network.access import COVERAGE, SIGNAL
 from netfl.network.fabric import LinkDown
 from netfl.network.link import Link
+from netfl.sim.trace import HopEnd
 from netfl.world.base import CLIENT
 
 MATHIS_CONSTANT = math.sqrt(1.5)  # Mathis et al. 1997: rate = MSS / RTT * sqrt(3 / (2 p))
@@ -54,6 +55,27 @@ def _path_links(network, path: list[str]) -> tuple[list[Link], list, list]:
     return links, list(dict.fromkeys(c for channels in crossed for c in channels)), own
 
 
+def emit_hops(network, label: tuple[int, str] | None, links: list[Link], path: list[str],
+              channels: list, began: float, ended: float, wire_bits: float) -> None:
+    """HopEnd records for ``wire_bits`` sent over ``path``'s ``links`` (their ``channels``) as
+    one flow from ``began`` to ``ended``: hop k's data enters its link the earlier hops' delays
+    after ``began`` and leaves it the delays up to its own after ``ended``. Only for a transfer
+    that asked (``label``: its id and tag)."""
+    if label is None:
+        return
+    now, duration = ended, ended - began
+    rate = wire_bits / duration if duration > 0 else math.inf
+    ahead = 0.0
+    for link, u, v, channel in zip(links, path[:-1], path[1:], channels, strict=True):
+        capacity = channel.capacity_bps
+        share = min(rate / capacity, 1.0) if capacity > 0 else 0.0
+        network.trace.emit(HopEnd(time_s=now + ahead + link.delay_s, transfer_id=label[0],
+                                  tag=label[1], u=u, v=v, link=link.name,
+                                  start_s=began + ahead, nbytes=wire_bits / 8.0,
+                                  rate_share=share))
+        ahead += link.delay_s
+
+
 def _message_lost(link: Link) -> bool:
     return link.loss.retransmit_p > 0 and link.loss_rng.random() < link.loss.retransmit_p
 
@@ -72,7 +94,8 @@ class Pipelined:
         else:
             self.segment_bits, self.overhead = 0.0, 1.0
 
-    def deliver(self, network, path: list[str], nbits: float, held: bool = False):
+    def deliver(self, network, path: list[str], nbits: float, held: bool = False,
+                label: tuple[int, str] | None = None):
         links, channels, own = _path_links(network, path)
         if network.mobile is not None:  # first: a link's signal may have come back
             for link in links:
@@ -92,15 +115,18 @@ class Pipelined:
             if self.tcp and self.spec.handshake and one_way > 0:
                 yield env.timeout(2.0 * one_way)
                 self._check(links, epochs, wire, 0.0)
+            began = env.now
             try:
                 yield from self._send(network, links, channels, nbits * self.overhead, rtt)
             except _Cut as cut:
                 raise HopFailed(cut.link, down_reason(cut.link), wire + cut.sent * hops,
                                 cut.sent / self.overhead) from None
             wire += nbits * self.overhead * hops
+            sent_at = env.now
             if latency > 0:
                 yield env.timeout(latency)
             self._check(links, epochs, wire, nbits)
+            emit_hops(network, label, links, path, own, began, sent_at, nbits * self.overhead)
             if self.tcp and self.spec.loss_limited:
                 return wire, lost, path
             for link in links:
@@ -226,9 +252,11 @@ class StoreAndForward:
     def __init__(self, spec):
         self.custody_timeout_s = spec.custody_timeout
 
-    def deliver(self, network, path: list[str], nbits: float, held: bool = False):
+    def deliver(self, network, path: list[str], nbits: float, held: bool = False,
+                label: tuple[int, str] | None = None):
         """``held``: the message is already in the network at ``path[0]`` (it arrived there over
-        links of another transport), so that node holds it in custody too."""
+        links of another transport), so that node holds it in custody too. ``label``: the
+        transfer's id and tag, for its HopEnd records (None: none wanted)."""
         world, dst = network.world, path[-1]
         wire, lost, k = 0.0, 0, 0
         while k < len(path) - 1:
@@ -247,7 +275,7 @@ class StoreAndForward:
                 path = path[:k] + rest
                 continue
             try:
-                sent, resent = yield from self._hop(network, link, u, v, nbits)
+                sent, resent = yield from self._hop(network, link, u, v, nbits, label)
             except HopFailed as failure:
                 if not relay or failure.reason == "loss":
                     failure.wire_bits += wire
@@ -272,7 +300,7 @@ class StoreAndForward:
             yield env.any_of([network.link_came_up(), env.timeout(deadline - env.now)])
 
     @staticmethod
-    def _hop(network, link: Link, u: str, v: str, nbits: float):
+    def _hop(network, link: Link, u: str, v: str, nbits: float, label=None):
         """Cross one hop; returns (bits sent, retransmissions) or raises HopFailed."""
         env, channels, sent, lost = network.env, link.channels(u, v), 0.0, 0
         while True:
@@ -281,6 +309,7 @@ class StoreAndForward:
             if not link.up:
                 raise HopFailed(link, down_reason(link), sent)
             epoch = link.down_epoch
+            began = env.now
             flow = network.fabric.transmit(channels, [link], nbits)
             try:
                 yield flow.event
@@ -288,10 +317,12 @@ class StoreAndForward:
                 raise HopFailed(link, down_reason(link), sent + flow.sent_bits,
                                 flow.sent_bits) from None
             sent += nbits
+            sent_at = env.now
             if link.delay_s > 0:
                 yield env.timeout(link.delay_s)
             if link.down_epoch != epoch:  # cut while the last bits were in flight
                 raise HopFailed(link, down_reason(link), sent, nbits)
+            emit_hops(network, label, [link], [u, v], channels[:1], began, sent_at, nbits)
             if _message_lost(link):
                 lost += 1
                 if lost > link.loss.max_retransmissions:

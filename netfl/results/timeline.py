@@ -5,8 +5,11 @@ time (microseconds in the file, as the format wants):
 
 * a process per tier (clients, edge servers, cloud), a thread (track) per node, and a
   process of transfers with a track per direction of each node pair (``src -> dst``);
-* complete slices ("X") for local training (on the client), aggregations (on the node), and
-  transfers (on their pair's track, with tag, bytes, path and hops);
+* complete slices ("X") for local training (on the client), aggregations (on the node),
+  transfers (on their pair's track, with tag, bytes, path and hops), and each hop of each
+  transfer (on a track per link direction of the process ``link hops``, from the first bit
+  entering the link to the last leaving it, with wire bytes and the mean share of the link's
+  rate);
 * flow arrows ("s"/"f") that follow the model: into each model transfer, from the last model
   delivered into its sender before it left (a client's download to its upload, the uploads
   to an edge server's aggregate going up, CHFL's ring and Fed-CHS's hand-overs hop to hop);
@@ -34,6 +37,7 @@ TIERS = ("client", "edge", "cloud")
 PIDS = {tier: i + 1 for i, tier in enumerate(TIERS)}
 TRANSFERS_PID = len(TIERS) + 1
 LINKS_PID = len(TIERS) + 2
+HOPS_PID = len(TIERS) + 3
 PROCESS_NAMES = {"client": "clients", "edge": "edge servers", "cloud": "cloud"}
 MAX_MARKS = 40  # round lines drawn on timeline.png at most
 US = 1e6  # the format's unit is the microsecond
@@ -102,6 +106,7 @@ def chrome_trace(events: pd.DataFrame, start_s: float = 0.0, end_s: float = math
                     "tid": tid})
 
     links_down: dict[str, int] = {}
+    hops: dict[str, int] = {}
     rows = events.sort_values("time_s", kind="stable").to_dict("records")
     arrivals = Arrivals(rows)
     delivered = 0.0
@@ -131,6 +136,16 @@ def chrome_trace(events: pd.DataFrame, start_s: float = 0.0, end_s: float = math
             if keep is None:
                 out.append({"name": "delivered bytes", "ph": "C", "ts": t * US, "pid": 0,
                             "args": {"bytes": delivered}})
+        elif kind == "hop_end":
+            begin = float(row["start_s"])
+            if not (wanted(row["u"], row["v"]) and in_window(begin, t)):
+                continue
+            tid = hops.setdefault(f"{row['u']} -> {row['v']}", len(hops) + 1)
+            out.append({"name": row["tag"], "cat": "hop", "ph": "X", "ts": begin * US,
+                        "dur": (t - begin) * US, "pid": HOPS_PID, "tid": tid,
+                        "args": {"transfer": int(row["transfer_id"]), "link": row["link"],
+                                 "wire bytes": row["nbytes"],
+                                 "rate share": round(float(row["rate_share"]), 4)}})
         elif kind in ("train_end", "aggregate"):
             begin = t - float(row["duration_s"])
             if not (wanted(row["node"]) and in_window(begin, t)):
@@ -186,6 +201,11 @@ def chrome_trace(events: pd.DataFrame, start_s: float = 0.0, end_s: float = math
                  "args": {"name": "transfers"}})
     meta += [{"name": "thread_name", "ph": "M", "pid": TRANSFERS_PID, "tid": tid,
               "args": {"name": name}} for name, tid in links.items()]
+    if hops:
+        meta.append({"name": "process_name", "ph": "M", "pid": HOPS_PID,
+                     "args": {"name": "link hops"}})
+        meta += [{"name": "thread_name", "ph": "M", "pid": HOPS_PID, "tid": tid,
+                  "args": {"name": name}} for name, tid in hops.items()]
     if links_down:
         meta.append({"name": "process_name", "ph": "M", "pid": LINKS_PID,
                      "args": {"name": "link outages"}})

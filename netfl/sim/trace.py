@@ -80,6 +80,24 @@ class TransferFail(Record):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class HopEnd(Record):
+    """One hop of a transfer attempt's data: it crossed ``link`` from ``u`` to ``v`` between
+    ``start_s`` (its first bit entered the link) and ``time_s`` (its last bit left it), as
+    ``nbytes`` on the wire (headers included), at ``rate_share`` of the hop's capacity on
+    average. Emitted only when someone listens (the event table, the timeline)."""
+
+    kind = "hop_end"
+    transfer_id: int
+    tag: str
+    u: str
+    v: str
+    link: str
+    start_s: float
+    nbytes: float
+    rate_share: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TrainStart(Record):
     kind = "train_start"
     node: str

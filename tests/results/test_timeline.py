@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 import netfl
 from netfl.cli import app
-from netfl.results.timeline import PIDS, TRANSFERS_PID, chrome_trace, node_tiers
+from netfl.results.timeline import HOPS_PID, PIDS, TRANSFERS_PID, chrome_trace, node_tiers
 
 
 @pytest.fixture
@@ -197,6 +197,29 @@ def test_transfer_slices_last_the_closed_form_time(traced_run):
             assert e["dur"] / 1e6 == pytest.approx(e["args"]["bytes"] * 8 / 10e6 + 0.005)
             checked += 1
     assert checked >= 12
+
+
+def test_each_hop_is_a_slice_on_its_links_track_with_bytes_and_rate_share(traced_run):
+    events = traced_run.events
+    trace = chrome_trace(events)["traceEvents"]
+    hops = [e for e in trace if e["ph"] == "X" and e["cat"] == "hop"]
+    ends = events[events["kind"] == "transfer_end"]
+    assert len(hops) == sum(str(p).count(">") for p in ends["path"]) > 0
+    names = {e["tid"]: e["args"]["name"] for e in trace
+             if e["ph"] == "M" and e["pid"] == HOPS_PID and e["name"] == "thread_name"}
+    begun = {row.transfer_id: row.time_s - row.duration_s for row in ends.itertuples()}
+    for hop in hops:
+        assert hop["pid"] == HOPS_PID and " -> " in names[hop["tid"]]
+        if hop["name"] == "client->edge":  # alone on the client's own 10 Mbps, 5 ms link
+            assert hop["ts"] / 1e6 == pytest.approx(begun[hop["args"]["transfer"]])
+            assert hop["dur"] / 1e6 == pytest.approx(
+                hop["args"]["wire bytes"] * 8 / 10e6 + 0.005)
+            assert hop["args"]["rate share"] == pytest.approx(1.0)
+    only_e0 = chrome_trace(events, nodes=["e0"])["traceEvents"]
+    tracks = {e["tid"]: e["args"]["name"] for e in only_e0
+              if e["ph"] == "M" and e["pid"] == HOPS_PID and e["name"] == "thread_name"}
+    kept = [e for e in only_e0 if e.get("cat") == "hop"]
+    assert 0 < len(kept) < len(hops) and all("e0" in tracks[e["tid"]] for e in kept)
 
 
 def test_dropouts_and_link_outages_are_slices_from_down_to_up():
