@@ -25,7 +25,7 @@ from netfl.network.cell import DcfParameters, Dot11Cell, Framing
 from netfl.network.link import Channel, Link, LossModel
 from netfl.network.lte import RESOURCE_BLOCKS, LteCell
 from netfl.network.radio import SPEED_OF_LIGHT_MPS, AccessRadio
-from netfl.sim.trace import LinkState
+from netfl.sim.trace import Association, LinkState
 from netfl.world.base import CLIENT
 
 COVERAGE = "coverage"  # the hold-down reason of a client out of an edge server's coverage
@@ -113,6 +113,9 @@ class MobileAccess:
 
     def _on_association(self, client: str, rsu: str, attached: bool) -> None:
         network = self.network
+        if network.trace.wants(Association):
+            network.trace.emit(Association(time_s=self.env.now, client=client, cell=rsu,
+                                           attached=attached))
         link = self._link(client, rsu, attached)
         if attached:  # the signal is checked again on the next transfer
             network.set_link_state(link, True, SIGNAL)

@@ -13,6 +13,8 @@ time (microseconds in the file, as the format wants):
 * flow arrows ("s"/"f") that follow the model: into each model transfer, from the last model
   delivered into its sender before it left (a client's download to its upload, the uploads
   to an edge server's aggregate going up, CHFL's ring and Fed-CHS's hand-overs hop to hop);
+* async slices ("b"/"e") for each stay of a mobile world's user in a cell (an RSU's or a
+  satellite's), so a user's cell hand-overs show on its track;
 * instants ("i") for failed transfers and failed hand-overs; slices for the time a node was
   unavailable (a dropout, on its track) and a link was down (an outage, on a track of the
   process ``link outages``);
@@ -56,6 +58,9 @@ def node_tiers(events: pd.DataFrame) -> dict[str, str]:
                     tiers.setdefault(dst, ends[1])
         elif kind in ("train_start", "train_end"):
             tiers.update(dict.fromkeys(frame["node"], "client"))
+        elif kind == "association":
+            for client in frame["client"].unique():
+                tiers.setdefault(client, "client")
         elif kind == "aggregate":
             for node, level in frame[["node", "level"]].itertuples(index=False):
                 tiers.setdefault(node, level if level in PIDS else "edge")
@@ -107,6 +112,19 @@ def chrome_trace(events: pd.DataFrame, start_s: float = 0.0, end_s: float = math
 
     links_down: dict[str, int] = {}
     hops: dict[str, int] = {}
+    attached: dict[tuple[str, str], float] = {}  # (client, cell) -> since when
+
+    def cell_slice(key: tuple[str, str], begin: float, end: float) -> None:
+        """A user's stay in a cell, as an async slice on its track (async: the stay overlaps
+        the user's training and transfers, and on a hand-over the next may begin first)."""
+        client, cell = key
+        if not (wanted(client, cell) and in_window(begin, end)):
+            return
+        pid, tid = track(client)
+        stay = {"name": f"attached to {cell}", "cat": "cell", "id": f"cell-{len(out)}",
+                "pid": pid, "tid": tid}
+        out.append({**stay, "ph": "b", "ts": begin * US, "args": {"cell": cell}})
+        out.append({**stay, "ph": "e", "ts": end * US})
     rows = events.sort_values("time_s", kind="stable").to_dict("records")
     arrivals = Arrivals(rows)
     delivered = 0.0
@@ -179,6 +197,12 @@ def chrome_trace(events: pd.DataFrame, start_s: float = 0.0, end_s: float = math
                     else f"hand-over to {row['dst']} failed")
             out.append({"name": name, "cat": "fault", "ph": "i", "s": "t", "ts": t * US,
                         "pid": pid, "tid": tid})
+        elif kind == "association":
+            key = (row["client"], row["cell"])
+            if row["attached"]:
+                attached.setdefault(key, t)
+            elif key in attached:
+                cell_slice(key, attached.pop(key), t)
         elif kind in ("dropout", "link_state"):
             key = (kind, row["node"] if kind == "dropout" else row["link"])
             if not row["up"]:
@@ -194,6 +218,8 @@ def chrome_trace(events: pd.DataFrame, start_s: float = 0.0, end_s: float = math
     last = float(events["time_s"].max()) if len(events) else 0.0
     for key, begin in down.items():  # still down when the run ended
         outage(key, begin, last)
+    for key, begin in attached.items():  # still in the cell when the run ended
+        cell_slice(key, begin, last)
     meta = [{"name": "process_name", "ph": "M", "pid": 0, "args": {"name": "run"}}]
     meta += [{"name": "process_name", "ph": "M", "pid": pid,
               "args": {"name": PROCESS_NAMES[tier]}} for tier, pid in PIDS.items()]

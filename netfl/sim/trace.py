@@ -162,6 +162,17 @@ class Dropout(Record):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Association(Record):
+    """On a mobile world, ``client`` became (``attached``) or stopped being a client of ``cell``
+    (an RSU or a satellite): a user's cell hand-over is one of each."""
+
+    kind = "association"
+    client: str
+    cell: str
+    attached: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LinkState(Record):
     kind = "link_state"
     link: str

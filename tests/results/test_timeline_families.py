@@ -87,3 +87,46 @@ def test_each_wait_spans_its_aggregations_updates(run):
         if e["ph"] == "b" and e["cat"] == "wait":
             assert e["args"]["updates"] in counts and e["args"]["updates"] >= 2
             assert e["ts"] < ends[e["id"]]
+
+
+
+def cell_stays(trace: list[dict]) -> dict[str, list[tuple[float, float, str]]]:
+    """Each user's stays in cells from the trace: (begin, end, cell), by the user's track."""
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in trace
+             if e["ph"] == "M" and e["name"] == "thread_name"}
+    ends = {e["id"]: e["ts"] for e in trace if e.get("cat") == "cell" and e["ph"] == "e"}
+    stays: dict[str, list[tuple[float, float, str]]] = {}
+    for e in trace:
+        if e.get("cat") == "cell" and e["ph"] == "b":
+            stays.setdefault(names[(e["pid"], e["tid"])], []).append(
+                (e["ts"], ends.pop(e["id"]), e["args"]["cell"]))
+    assert not ends  # every stay that ended had begun
+    return stays
+
+
+def test_a_mobile_users_stays_in_cells_are_slices_on_its_track(run):
+    events, trace = run
+    records = events[events["kind"] == "association"]
+    stays = cell_stays(trace)
+    attached = records["attached"].astype(bool).sum() if len(records) else 0
+    assert sum(map(len, stays.values())) == attached  # static worlds: none
+    for client, spans in stays.items():
+        assert client in set(records["client"])
+        assert all(begin <= end for begin, end, _ in spans)
+
+
+def test_a_vehicles_cell_hand_overs_follow_one_another():
+    # IoV is exclusive: a vehicle leaves one RSU's cell before it joins the next, so its stays
+    # never overlap, and some vehicle on the highway does hand over within the run (a client
+    # may also come back to a cell: out of coverage between RSUs, or a recycled vehicle id)
+    scenario = yaml.safe_load((ROOT / "scenarios" / "iov" / "short.yaml").read_text())
+    scenario["algorithm"].update(SCENARIOS["iov/short.yaml"])
+    scenario = {**scenario, **FAST, "output": {"plots": False, "trace": True}}
+    stays = cell_stays(chrome_trace(netfl.run(scenario, write=False).events)["traceEvents"])
+    handed_over = 0
+    for spans in stays.values():
+        spans.sort()
+        for (_, end, cell), (begin, _, following) in zip(spans, spans[1:]):
+            assert end <= begin
+            handed_over += cell != following
+    assert handed_over > 0
