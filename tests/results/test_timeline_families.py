@@ -126,7 +126,7 @@ def test_a_vehicles_cell_hand_overs_follow_one_another():
     handed_over = 0
     for spans in stays.values():
         spans.sort()
-        for (_, end, cell), (begin, _, following) in zip(spans, spans[1:]):
+        for (_, end, cell), (begin, _, following) in zip(spans, spans[1:], strict=False):
             assert end <= begin
             handed_over += cell != following
     assert handed_over > 0
