@@ -261,7 +261,7 @@ def timeline(
     """Write RUN_DIR/timeline.json (the run's simulated timeline in the Chrome Trace Event
     format: ui.perfetto.dev or chrome://tracing) and RUN_DIR/timeline.png (a Gantt chart);
     docs/models/timeline.md."""
-    from netfl.results.timeline import write_timeline
+    from netfl.results.timeline_files import write_timeline
 
     if not (math.isfinite(start) and start >= 0 and end > start):
         err.print(f"[red]error:[/red] --from {start:g} --to {end:g}: give 0 <= from < to")

@@ -10,6 +10,8 @@ directory and is what ``netfl.run`` and ``netfl run`` call.
 from __future__ import annotations
 
 import gc
+import itertools
+import shutil
 import time
 import warnings
 from collections.abc import Callable, Iterable, Mapping
@@ -25,6 +27,7 @@ from netfl.compute.fleet import Fleet
 from netfl.errors import ScenarioError, ScenarioProblem
 from netfl.learn import build_data, build_trainer
 from netfl.network.transfer import Network
+from netfl.results.event_spool import EventSpool
 from netfl.results.recorder import Recorder
 from netfl.scenario import Scenario, dump_scenario, load_scenario
 from netfl.scenario.iov import IovWorld
@@ -66,6 +69,7 @@ class RunResult:
 
 # young, middle and old generation thresholds of the cyclic collector while a run runs
 RUN_GC_THRESHOLDS = (100_000, 50, 100)
+_SPOOLS = itertools.count()  # event spools of this process (runs of a sweep's threads)
 
 
 # Host memory per client of a latency-only run (its links, processes, records and partition
@@ -111,13 +115,17 @@ class Simulation:
     check that the world, files, devices and partition are sound (what ``netfl validate`` does).
     """
 
-    def __init__(self, scenario: Scenario, with_model: bool = True):
+    def __init__(self, scenario: Scenario, with_model: bool = True,
+                 events_dir: Path | None = None):
+        """``events_dir``: where a run that keeps its events spools them as it goes (a folder
+        of its own inside the output folder; in memory when None)."""
+        self._events = None
         try:
-            self._build(scenario, with_model)
+            self._build(scenario, with_model, events_dir)
         except ScenarioError as error:  # found while building: point at the file and line
             raise locate(error, scenario) from None
 
-    def _build(self, scenario: Scenario, with_model: bool) -> None:
+    def _build(self, scenario: Scenario, with_model: bool, events_dir: Path | None) -> None:
         began = time.perf_counter()
         _check_clients_fit(scenario)
         self.host_times = HostTimes()
@@ -126,8 +134,9 @@ class Simulation:
         self.streams = RandomStreams(scenario.seed)
         self.trace = TraceBus()
         self.world = build_world(scenario.world, self.streams.get("world"))
-        self.recorder = Recorder(self.trace, self.world.tier,
-                                 keep_events=scenario.output.trace or scenario.output.timeline)
+        keep = scenario.output.trace or scenario.output.timeline
+        spool = EventSpool(events_dir) if keep and events_dir is not None else None
+        self.recorder = Recorder(self.trace, self.world.tier, keep_events=keep, spool=spool)
         self.network = Network(self.env, self.world, scenario.links, self.streams, self.trace)
         self.fleet = Fleet(self.env, self.world, scenario.devices, self.streams, self.trace,
                            self.network)
@@ -244,6 +253,11 @@ class Simulation:
         return pd.DataFrame(self.recorder.metrics, columns=METRIC_COLUMNS)
 
     def events(self) -> pd.DataFrame | None:
+        """The event table (None unless the run kept its events)."""
+        if self.recorder.spool is not None:
+            if self._events is None:
+                self._events = self.recorder.spool.table()
+            return self._events
         return None if self.recorder.events is None else pd.DataFrame(self.recorder.events)
 
     def summary(self) -> dict:
@@ -339,14 +353,7 @@ def run_scenario(
         tidy: first remove the temporary folders that killed runs of this host left in the
             scenario's results folder (a sweep does it once for all its runs instead).
     """
-    from netfl.results.store import (
-        check_run_id,
-        check_writable,
-        new_run_id,
-        remove_if_empty,
-        remove_stale_temporaries,
-        write_run,
-    )
+    from netfl.results.store import check_run_id, check_writable, temporary_name
 
     if run_id is not None:
         check_run_id(run_id)
@@ -356,14 +363,40 @@ def run_scenario(
         scenario = load_scenario(scenario.model_dump(mode="json", exclude_unset=True), overrides)
     parent = Path(out_dir or scenario.output.dir) / scenario.name
     created = check_writable(parent) if write else []  # now, not after the whole run
+    spool = None
+    if write and (scenario.output.trace or scenario.output.timeline):
+        spool = parent / temporary_name(f"events-{next(_SPOOLS)}")
+    try:
+        return _run_and_write(scenario, write, parent, created, run_id, on_start, tidy, spool)
+    finally:
+        _drop_spool(spool)
+
+
+def _drop_spool(spool: Path | None) -> None:
+    """Remove a run's event spool (its table is in events.parquet, or the run failed)."""
+    if spool is not None:
+        shutil.rmtree(spool, ignore_errors=True)
+
+
+def _run_and_write(scenario: Scenario, write: bool, parent: Path, created: list, run_id,
+                   on_start, tidy: bool, spool: Path | None) -> RunResult:
+    """``run_scenario``'s run and writing (its events spooled in ``spool`` where given)."""
+    from netfl.results.store import (
+        new_run_id,
+        remove_if_empty,
+        remove_stale_temporaries,
+        write_run,
+    )
+
     try:
         if write and tidy:
             remove_stale_temporaries(parent)
-        simulation = Simulation(scenario)
+        simulation = Simulation(scenario, events_dir=spool)
         if on_start is not None:
             on_start(simulation)
         simulation.run()
     except BaseException:  # a failed or interrupted run leaves no folder it made behind
+        _drop_spool(spool)
         remove_if_empty(created)
         raise
     summary, metrics, events = simulation.summary(), simulation.metrics(), simulation.events()
@@ -388,7 +421,7 @@ def run_scenario(
 
         partition = simulation.partition_table()
         if scenario.output.timeline:
-            from netfl.results.timeline import save_timeline
+            from netfl.results.timeline_files import save_timeline
 
             drawn = plot
 
@@ -408,6 +441,7 @@ def run_scenario(
                              {"partition": partition} | simulation.world_tables(),
                              on_summary=on_summary)
         except BaseException:  # what was kept (<run-id>.incomplete) stays; empty folders go
+            _drop_spool(spool)
             remove_if_empty(created)
             raise
     return RunResult(scenario, summary, metrics, events, path)

@@ -43,7 +43,10 @@ from netfl.sim.trace import (
 class Recorder:
     """Subscribes to a trace bus; read its counters and rows after the run."""
 
-    def __init__(self, trace: TraceBus, tier_of: Callable[[str], str], keep_events: bool = False):
+    def __init__(self, trace: TraceBus, tier_of: Callable[[str], str], keep_events: bool = False,
+                 spool=None):
+        """``keep_events``: keep every record as a row of the event table, in ``events``, or
+        (given an EventSpool, ``spool``) on disk as the run goes."""
         self._tier = tier_of
         self.at_target: dict | None = None  # the counters when the target was first reached
         self.bytes_raw_total = 0.0
@@ -70,7 +73,8 @@ class Recorder:
         self.updates_lost_in_training = 0
         self.cost_by_kind: Counter[str] = Counter()
         self.metrics: list[dict] = []
-        self.events: list[dict] | None = [] if keep_events else None
+        self.spool = spool if keep_events else None
+        self.events: list[dict] | None = [] if keep_events and spool is None else None
 
         trace.subscribe(self._on_transfer_end, TransferEnd)
         trace.subscribe(self._on_transfer_fail, TransferFail)
@@ -81,7 +85,9 @@ class Recorder:
         trace.subscribe(self._on_evaluation, Evaluation)
         trace.subscribe(self._on_cost, Cost)
         trace.subscribe(self._on_target_reached, TargetReached)
-        if keep_events:
+        if self.spool is not None:
+            trace.subscribe(self.spool.add)
+        elif keep_events:
             trace.subscribe(self._keep)
 
     def _keep(self, record: Record) -> None:

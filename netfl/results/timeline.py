@@ -27,9 +27,10 @@ keep the file small for large runs.
 from __future__ import annotations
 
 import bisect
+import itertools
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -41,8 +42,10 @@ TRANSFERS_PID = len(TIERS) + 1
 LINKS_PID = len(TIERS) + 2
 HOPS_PID = len(TIERS) + 3
 PROCESS_NAMES = {"client": "clients", "edge": "edge servers", "cloud": "cloud"}
-MAX_MARKS = 40  # round lines drawn on timeline.png at most
+
 US = 1e6  # the format's unit is the microsecond
+TRACE_HEADER = {"displayTimeUnit": "ms",
+                "otherData": {"clock": "simulated time", "unit": "microseconds"}}
 
 
 def node_tiers(events: pd.DataFrame) -> dict[str, str]:
@@ -72,7 +75,28 @@ def chrome_trace(events: pd.DataFrame, start_s: float = 0.0, end_s: float = math
                  tiers: dict[str, str] | None = None) -> dict:
     """The Chrome trace (a JSON-ready dict) of ``events`` between ``start_s`` and ``end_s``
     (simulated seconds; a slice is kept where it overlaps the window), for ``nodes`` only
-    where given (a transfer is kept where either end is one)."""
+    where given (a transfer is kept where either end is one). ``write_chrome_trace`` writes
+    the same to a file without holding it all."""
+    return {"traceEvents": list(trace_events(events, start_s, end_s, nodes, tiers)),
+            **TRACE_HEADER}
+
+
+def write_chrome_trace(path: Path, events: pd.DataFrame, start_s: float = 0.0,
+                       end_s: float = math.inf, nodes: Iterable[str] | None = None,
+                       tiers: dict[str, str] | None = None) -> None:
+    """``chrome_trace`` written to ``path`` event by event (a large run's trace is never
+    whole in memory)."""
+    with open(path, "w", encoding="utf-8") as out:
+        out.write('{"traceEvents": [')
+        for k, event in enumerate(trace_events(events, start_s, end_s, nodes, tiers)):
+            out.write(("," if k else "") + json.dumps(event))
+        out.write("], " + json.dumps(TRACE_HEADER)[1:])
+
+
+def trace_events(events: pd.DataFrame, start_s: float = 0.0, end_s: float = math.inf,
+                 nodes: Iterable[str] | None = None,
+                 tiers: dict[str, str] | None = None) -> Iterator[dict]:
+    """The trace's events one by one (``chrome_trace``), the tracks' names last."""
     keep = None if nodes is None else set(nodes)
     tiers = node_tiers(events) if tiers is None else tiers
     tids: dict[str, int] = {}
@@ -93,7 +117,8 @@ def chrome_trace(events: pd.DataFrame, start_s: float = 0.0, end_s: float = math
     def in_window(begin: float, end: float) -> bool:
         return end >= start_s and begin <= end_s
 
-    out: list[dict] = []
+    out: list[dict] = []  # this row's trace events, handed on after it
+    ids = itertools.count()
     down: dict[tuple[str, str], float] = {}  # (kind, node or link) -> when it went down
 
     def outage(key: tuple[str, str], begin: float, end: float) -> None:
@@ -121,14 +146,17 @@ def chrome_trace(events: pd.DataFrame, start_s: float = 0.0, end_s: float = math
         if not (wanted(client, cell) and in_window(begin, end)):
             return
         pid, tid = track(client)
-        stay = {"name": f"attached to {cell}", "cat": "cell", "id": f"cell-{len(out)}",
+        stay = {"name": f"attached to {cell}", "cat": "cell", "id": f"cell-{next(ids)}",
                 "pid": pid, "tid": tid}
         out.append({**stay, "ph": "b", "ts": begin * US, "args": {"cell": cell}})
         out.append({**stay, "ph": "e", "ts": end * US})
-    rows = events.sort_values("time_s", kind="stable").to_dict("records")
-    arrivals = Arrivals(rows)
+    ordered = events.sort_values("time_s", kind="stable")
+    arrivals = Arrivals(ordered)
     delivered = 0.0
-    for row in rows:
+    for row in records(ordered):
+        if out:
+            yield from out
+            out.clear()
         kind, t = row["kind"], float(row["time_s"])
         if kind == "transfer_end":
             delivered += float(row["nbytes"])
@@ -178,7 +206,7 @@ def chrome_trace(events: pd.DataFrame, start_s: float = 0.0, end_s: float = math
                     first, last = waited
                     # an async slice: waits of groups aggregated at one node may overlap
                     wait = {"name": "waiting for updates", "cat": "wait",
-                            "id": f"wait-{len(out)}", "pid": pid, "tid": tid}
+                            "id": f"wait-{next(ids)}", "pid": pid, "tid": tid}
                     out.append({**wait, "ph": "b", "ts": first.end * US,
                                 "args": {"round": int(row["round"]), "last": last.src,
                                          "updates": int(row["n_updates"])}})
@@ -241,8 +269,8 @@ def chrome_trace(events: pd.DataFrame, start_s: float = 0.0, end_s: float = math
         pid = PIDS.get(tiers.get(node, "edge"), PIDS["edge"])
         meta.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid,
                      "args": {"name": node}})
-    return {"traceEvents": meta + out, "displayTimeUnit": "ms",
-            "otherData": {"clock": "simulated time", "unit": "microseconds"}}
+    yield from out
+    yield from meta
 
 
 def carries_model(tag: str) -> bool:
@@ -266,10 +294,11 @@ class Arrivals:
     aggregate leaves; the hand-over that brought the model before an edge server's
     broadcast); the last n before an aggregation of n updates are what it waited for."""
 
-    def __init__(self, rows: list[dict]):
+    def __init__(self, events: pd.DataFrame):
         self._by_node: dict[str, tuple[list[float], list[Arrival]]] = {}
-        for row in rows:  # in time order
-            if row["kind"] == "transfer_end" and carries_model(row["tag"]):
+        ends = events[events["kind"] == "transfer_end"] if len(events) else events
+        for row in records(ends):  # in time order
+            if carries_model(row["tag"]):
                 t = float(row["time_s"])
                 times, items = self._by_node.setdefault(row["dst"], ([], []))
                 times.append(t)
@@ -296,87 +325,13 @@ class Arrivals:
         return items[k - 1] if k else None
 
 
+def records(frame: pd.DataFrame, chunk: int = 20_000) -> Iterator[dict]:
+    """``frame``'s rows as dicts, a chunk at a time (never all of them at once)."""
+    for start in range(0, len(frame), chunk):
+        yield from frame.iloc[start:start + chunk].to_dict("records")
+
+
 def _later(t: float) -> float:
     """``t`` and the instants that rounding makes of it: a transfer's start is read back as
     its end less its duration, a few ulps off the delivery it followed at once."""
     return t + 1e-9 * max(1.0, abs(t))
-
-
-def write_timeline(run_dir: Path, start_s: float = 0.0, end_s: float = math.inf,
-                   nodes: Iterable[str] | None = None, title: str | None = None) -> Path:
-    """Write ``run_dir/timeline.json`` and ``timeline.png`` from its ``events.parquet``;
-    returns the JSON's path. Raises FileNotFoundError where the run kept no events
-    (``output.trace: false``)."""
-    run_dir = Path(run_dir)
-    source = run_dir / "events.parquet"
-    if not source.is_file():
-        raise FileNotFoundError(f"{source}: the run kept no events; run it with "
-                                f"--set output.trace=true")
-    return save_timeline(pd.read_parquet(source), run_dir, title or run_dir.name, start_s,
-                         end_s, nodes)
-
-
-def save_timeline(events: pd.DataFrame, directory: Path, title: str, start_s: float = 0.0,
-                  end_s: float = math.inf, nodes: Iterable[str] | None = None) -> Path:
-    """``timeline.json`` (atomically) and ``timeline.png`` of ``events`` in ``directory``."""
-    from netfl.results.plots import plot_timeline
-
-    nodes = None if nodes is None else list(nodes)
-    directory = Path(directory)
-    target = directory / "timeline.json"
-    partial = directory / ".timeline.json.partial"
-    tiers = node_tiers(events)  # once, for both views
-    partial.write_text(json.dumps(chrome_trace(events, start_s, end_s, nodes, tiers)),
-                       encoding="utf-8")
-    partial.replace(target)
-    rows, marks, note = gantt_rows(events, start_s=start_s, end_s=end_s, nodes=nodes,
-                                   tiers=tiers)
-    plot_timeline(rows, marks, directory / "timeline.png", f"{title}: simulated timeline", note)
-    return target
-
-
-def gantt_rows(events: pd.DataFrame, max_nodes: int = 30, start_s: float = 0.0,
-               end_s: float = math.inf, nodes: Iterable[str] | None = None,
-               tiers: dict[str, str] | None = None
-               ) -> tuple[dict[str, list[tuple[float, float, str]]], list[float], str]:
-    """What ``timeline.png`` draws: for the ``max_nodes`` busiest nodes (or ``nodes``), each
-    node's spans (start, duration, ``compute`` or ``transfer``: training and aggregations it
-    ran, transfers it sent) within the window; the round marks (cloud aggregations, else edge
-    aggregations, else evaluations); and a note saying which nodes were left out."""
-    spans: dict[str, list[tuple[float, float, str]]] = {}
-    for row in events.to_dict("records"):
-        kind = row["kind"]
-        if kind not in ("train_end", "aggregate", "transfer_end"):
-            continue
-        t, duration = float(row["time_s"]), float(row["duration_s"])
-        if t < start_s or t - duration > end_s:
-            continue
-        node = row["src"] if kind == "transfer_end" else row["node"]
-        category = "transfer" if kind == "transfer_end" else "compute"
-        spans.setdefault(node, []).append((t - duration, duration, category))
-    if nodes is not None:
-        chosen = [n for n in nodes if n in spans]
-    else:
-        chosen = sorted(spans, key=lambda n: -sum(d for _, d, _ in spans[n]))[:max_nodes]
-    tiers = node_tiers(events) if tiers is None else tiers
-    order = {tier: i for i, tier in enumerate(reversed(TIERS))}
-    # within a tier, in order of first activity: a sequential schedule reads as a staircase
-    chosen.sort(key=lambda n: (order.get(tiers.get(n, "edge"), 1),
-                               min(start for start, _, _ in spans[n]), n))
-    note = "" if len(chosen) == len(spans) else (
-        f"the {len(chosen)} busiest of {len(spans)} nodes" if nodes is None
-        else f"{len(chosen)} chosen nodes of {len(spans)}")
-    aggregations = events[events["kind"] == "aggregate"] if len(events) else events
-    marks: list[float] = []
-    for level in ("cloud", "edge"):
-        if len(aggregations) and (aggregations["level"] == level).any():
-            marks = sorted(aggregations.loc[aggregations["level"] == level, "time_s"])
-            break
-    if not marks and len(events):
-        marks = sorted(events.loc[events["kind"] == "evaluation", "time_s"])
-    marks = [t for t in marks if start_s <= t <= end_s]
-    if len(marks) > MAX_MARKS:  # a line per round would grey the chart out
-        every = math.ceil(len(marks) / MAX_MARKS)
-        marks = marks[::every]
-        note = "; ".join(filter(None, (note, f"every {every}th round marked")))
-    return {n: spans[n] for n in chosen}, marks, note

@@ -107,7 +107,7 @@ def test_output_timeline_writes_both_files_without_the_event_table(tiny, tmp_pat
 
 
 def test_the_gantt_chart_samples_the_busiest_nodes_and_says_so(traced_run):
-    from netfl.results.timeline import gantt_rows
+    from netfl.results.timeline_files import gantt_rows
 
     rows, marks, note = gantt_rows(traced_run.events, max_nodes=3)
     assert len(rows) == 3 and note == "the 3 busiest of 9 nodes"
