@@ -19,9 +19,9 @@ __version__ = "0.1.0"
 def run(scenario, **kwargs):
     """Run a scenario (a :class:`Scenario`, a path or a dict) and return a ``RunResult``.
 
-    Keyword arguments are those of :func:`netfl.simulation.run_scenario`.
+    Keyword arguments are those of :func:`netfl.runner.run_scenario`.
     """
-    from netfl.simulation import run_scenario
+    from netfl.runner import run_scenario
 
     return run_scenario(scenario, **kwargs)
 
@@ -34,7 +34,7 @@ __all__ = [
 
 def __getattr__(name):
     if name == "RunResult":
-        from netfl.simulation import RunResult
+        from netfl.runner import RunResult
 
         return RunResult
     raise AttributeError(f"module 'netfl' has no attribute {name!r}")

@@ -61,9 +61,9 @@ def run(
 ) -> None:
     """Run a scenario and write results/<name>/<run-id>/."""
     from netfl.results.progress import RunProgress
+    from netfl.runner import run_scenario
     from netfl.sim.clock import format_bytes, format_duration
     from netfl.sim.signals import signals_interrupt
-    from netfl.simulation import run_scenario
     from netfl.sweep.grid import has_sweep, load_base
 
     try:

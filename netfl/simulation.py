@@ -3,19 +3,14 @@
     scenario -> World -> Network -> Fleet (devices) -> trainer -> Algorithm -> Recorder
 
 The Simulation owns the SimPy environment, the random streams (one root seed, named children)
-and the trace bus, and hands them down; nothing is global. ``run_scenario`` adds the results
-directory and is what ``netfl.run`` and ``netfl run`` call.
+and the trace bus, and hands them down; nothing is global. ``netfl.runner.run_scenario`` adds
+the results directory and is what ``netfl.run`` and ``netfl run`` call.
 """
 
 from __future__ import annotations
 
 import gc
-import itertools
-import shutil
 import time
-import warnings
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -29,7 +24,7 @@ from netfl.learn import build_data, build_trainer
 from netfl.network.transfer import Network
 from netfl.results.event_spool import EventSpool
 from netfl.results.recorder import Recorder
-from netfl.scenario import Scenario, dump_scenario, load_scenario
+from netfl.scenario import Scenario
 from netfl.scenario.iov import IovWorld
 from netfl.scenario.loader import locate
 from netfl.scenario.sections import EdgeWorld, FakeModel
@@ -51,25 +46,8 @@ def _version() -> str:
     return __version__
 
 
-@dataclass
-class RunResult:
-    """What a run produced.
-
-    summary: the summary.json dict; metrics: one row per evaluation; events: the trace table
-    (None unless ``output.trace``); path: the results directory (None when nothing was written).
-    """
-
-    scenario: Scenario
-    summary: dict
-    metrics: pd.DataFrame
-    events: pd.DataFrame | None = None
-    path: Path | None = None
-    extras: dict = field(default_factory=dict)
-
-
 # young, middle and old generation thresholds of the cyclic collector while a run runs
 RUN_GC_THRESHOLDS = (100_000, 50, 100)
-_SPOOLS = itertools.count()  # event spools of this process (runs of a sweep's threads)
 
 
 # Host memory per client of a latency-only run (its links, processes, records and partition
@@ -331,117 +309,3 @@ class Simulation:
             raise RuntimeError(f"algorithm or world summary keys {sorted(clash)} clash with "
                                f"netfl's")
         return summary | extras
-
-
-def run_scenario(
-    scenario: Scenario | str | Path | Mapping,
-    *,
-    overrides: Iterable[str] = (),
-    write: bool = True,
-    out_dir: str | Path | None = None,
-    run_id: str | None = None,
-    on_start: Callable[[Simulation], None] | None = None,
-    tidy: bool = True,
-) -> RunResult:
-    """Build, run and (unless ``write`` is False) store one scenario.
-
-    Args:
-        scenario: a Scenario, or a path / dict to load (with ``overrides``).
-        write: write ``<out_dir or output.dir>/<name>/<run_id>/`` atomically.
-        run_id: the run directory's name (default: timestamp and seed; suffixed if taken).
-        on_start: called with the built Simulation before it runs (progress bars subscribe here).
-        tidy: first remove the temporary folders that killed runs of this host left in the
-            scenario's results folder (a sweep does it once for all its runs instead).
-    """
-    from netfl.results.store import check_run_id, check_writable, temporary_name
-
-    if run_id is not None:
-        check_run_id(run_id)
-    if not isinstance(scenario, Scenario):
-        scenario = load_scenario(scenario, overrides)
-    elif overrides:  # only what was set, so that e.g. a switch of algorithm.kind stays valid
-        scenario = load_scenario(scenario.model_dump(mode="json", exclude_unset=True), overrides)
-    parent = Path(out_dir or scenario.output.dir) / scenario.name
-    created = check_writable(parent) if write else []  # now, not after the whole run
-    spool = None
-    if write and (scenario.output.trace or scenario.output.timeline):
-        spool = parent / temporary_name(f"events-{next(_SPOOLS)}")
-    try:
-        return _run_and_write(scenario, write, parent, created, run_id, on_start, tidy, spool)
-    finally:
-        _drop_spool(spool)
-
-
-def _drop_spool(spool: Path | None) -> None:
-    """Remove a run's event spool (its table is in events.parquet, or the run failed)."""
-    if spool is not None:
-        shutil.rmtree(spool, ignore_errors=True)
-
-
-def _run_and_write(scenario: Scenario, write: bool, parent: Path, created: list, run_id,
-                   on_start, tidy: bool, spool: Path | None) -> RunResult:
-    """``run_scenario``'s run and writing (its events spooled in ``spool`` where given)."""
-    from netfl.results.store import (
-        new_run_id,
-        remove_if_empty,
-        remove_stale_temporaries,
-        write_run,
-    )
-
-    try:
-        if write and tidy:
-            remove_stale_temporaries(parent)
-        simulation = Simulation(scenario, events_dir=spool)
-        if on_start is not None:
-            on_start(simulation)
-        simulation.run()
-    except BaseException:  # a failed or interrupted run leaves no folder it made behind
-        _drop_spool(spool)
-        remove_if_empty(created)
-        raise
-    summary, metrics, events = simulation.summary(), simulation.metrics(), simulation.events()
-    path = None
-    if write:
-        writing_began = time.perf_counter()
-
-        def on_summary(summary: dict) -> None:  # the files before summary.json are written
-            summary["host_time_s_by_part"]["writing_s"] = round(
-                time.perf_counter() - writing_began, 6)
-
-        plot = None
-        if scenario.output.plots and len(metrics):
-            from netfl.results.plots import plot_partition, plot_run
-
-            def plot(directory: Path) -> None:
-                plot_run(metrics, directory, f"{scenario.name} ({scenario.algorithm.kind})",
-                         scenario.stop.target_accuracy)
-                plot_partition(partition, directory, f"{scenario.data.dataset_name}, "
-                               f"{scenario.data.partition.kind} partition")
-                simulation.plot_world(directory)
-
-        partition = simulation.partition_table()
-        if scenario.output.timeline:
-            from netfl.results.timeline_files import save_timeline
-
-            drawn = plot
-
-            def plot(directory: Path) -> None:  # noqa: F811 (the plots, then the timeline)
-                if drawn is not None:
-                    drawn(directory)
-                try:
-                    save_timeline(events, directory,
-                                  f"{scenario.name} ({scenario.algorithm.kind})")
-                except Exception as exc:  # an optional view must not cost the finished run
-                    warnings.warn(f"the timeline could not be written ({type(exc).__name__}: "
-                                  f"{exc}); the run's results are", stacklevel=2)
-        try:
-            path = write_run(parent, run_id or new_run_id(scenario.seed), summary, metrics,
-                             dump_scenario(scenario),
-                             events if scenario.output.trace else None, plot,
-                             {"partition": partition} | simulation.world_tables(),
-                             on_summary=on_summary)
-        except BaseException:  # what was kept (<run-id>.incomplete) stays; empty folders go
-            _drop_spool(spool)
-            remove_if_empty(created)
-            raise
-    return RunResult(scenario, summary, metrics, events, path)

@@ -17,7 +17,7 @@ import yaml
 
 from netfl.errors import NetflError, ScenarioError
 from netfl.results.store import HOST
-from netfl.simulation import run_scenario
+from netfl.runner import run_scenario
 from netfl.sweep import DaskExecutor, LocalExecutor, load_sweep, read_index, run_sweep
 from netfl.sweep.executors import _stop_stragglers
 from netfl.sweep.parse import split_values

@@ -28,8 +28,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 import workload  # noqa: E402
 
 from netfl import __version__  # noqa: E402
+from netfl.runner import run_scenario  # noqa: E402
 from netfl.sim.trace import Evaluation  # noqa: E402
-from netfl.simulation import run_scenario  # noqa: E402
 
 
 def main() -> None:

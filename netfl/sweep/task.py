@@ -123,7 +123,7 @@ def run_point(task: RunTask) -> Outcome:
         started = time.perf_counter()
         try:
             _single_threaded_torch(task.scenario)
-            from netfl.simulation import run_scenario
+            from netfl.runner import run_scenario
 
             result = run_scenario(task.scenario, out_dir=task.runs_dir, run_id=task.run_id,
                                   tidy=False)  # the sweep tidied its folders once at start

@@ -12,8 +12,9 @@ import pytest
 import simpy
 
 from netfl.algorithms.fed_chs import FedCHS
+from netfl.runner import run_scenario
 from netfl.scenario import load_scenario
-from netfl.simulation import Simulation, run_scenario
+from netfl.simulation import Simulation
 
 MARGIN, DELAY_UPDATE = 30.0, 10.0
 # users near 45 N 116 E see walker-40-5 (10 deg mask) from 65.5 s on, with gaps between passes

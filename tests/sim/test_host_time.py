@@ -6,8 +6,8 @@ import time
 
 import pytest
 
+from netfl.runner import run_scenario
 from netfl.sim.host_time import HostTimes
-from netfl.simulation import run_scenario
 
 
 class _Trainer:

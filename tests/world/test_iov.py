@@ -12,8 +12,8 @@ import pytest
 import simpy
 
 from netfl.errors import ScenarioError
+from netfl.runner import run_scenario
 from netfl.scenario.iov import IovWorld
-from netfl.simulation import run_scenario
 from netfl.world.base import CLIENT, EDGE, World
 from netfl.world.iov import (
     assign_slots,

@@ -22,11 +22,11 @@ from netfl.network.radio import (
     link_budget_rate_bps,
 )
 from netfl.network.transfer import Network
+from netfl.runner import run_scenario
 from netfl.scenario.leo import LeoWorld
 from netfl.scenario.sections import Links
 from netfl.sim.clock import RandomStreams
 from netfl.sim.trace import LinkState, TraceBus
-from netfl.simulation import run_scenario
 from netfl.world import OrbitWorld
 from netfl.world import leo as leo_module
 from netfl.world.base import CLOUD_NAME
