@@ -18,7 +18,8 @@ time (microseconds in the file, as the format wants):
 * instants ("i") for failed transfers and failed hand-overs; slices for the time a node was
   unavailable (a dropout, on its track) and a link was down (an outage, on a track of the
   process ``link outages``);
-* counters ("C") for accuracy and loss at each evaluation, and cumulative delivered bytes.
+* counters ("C") for accuracy and loss at each evaluation, cumulative delivered bytes and,
+  where the algorithm books it, cumulative eq. (5) cost (Group-FEL).
 
 docs/models/timeline.md gives the mapping. Windows (``start_s``, ``end_s``) and node filters
 keep the file small for large runs.
@@ -152,7 +153,7 @@ def trace_events(events: pd.DataFrame, start_s: float = 0.0, end_s: float = math
         out.append({**stay, "ph": "e", "ts": end * US})
     ordered = events.sort_values("time_s", kind="stable")
     arrivals = Arrivals(ordered)
-    delivered = 0.0
+    delivered = cost = 0.0
     for row in records(ordered):
         if out:
             yield from out
@@ -237,6 +238,11 @@ def trace_events(events: pd.DataFrame, start_s: float = 0.0, end_s: float = math
                 down.setdefault(key, t)
             elif key in down:
                 outage(key, down.pop(key), t)
+        elif row.get("cost_s") == row.get("cost_s") and row.get("cost_s") is not None:
+            cost += float(row["cost_s"])  # a Cost record (its kind is the cost's kind)
+            if keep is None:
+                out.append({"name": "cost (eq. 5)", "ph": "C", "ts": t * US, "pid": 0,
+                            "args": {"client-seconds": cost}})
         elif kind == "evaluation" and keep is None and in_window(t, t):
             out.append({"name": "accuracy", "ph": "C", "ts": t * US, "pid": 0,
                         "args": {"accuracy": row["accuracy"]}})

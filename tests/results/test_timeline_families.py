@@ -130,3 +130,15 @@ def test_a_vehicles_cell_hand_overs_follow_one_another():
             assert end <= begin
             handed_over += cell != following
     assert handed_over > 0
+
+
+def test_the_cost_counter_sums_the_booked_eq5_costs(run, request):
+    events, trace = run
+    counters = [e["args"]["client-seconds"] for e in trace if e.get("name") == "cost (eq. 5)"]
+    booked = float(events["cost_s"].sum()) if "cost_s" in events else 0.0
+    if request.node.callspec.params["run"].startswith("group_fel/"):
+        assert booked > 0
+    if booked:
+        assert counters[-1] == pytest.approx(booked) and counters == sorted(counters)
+    else:
+        assert not counters
