@@ -25,7 +25,7 @@ from netfl.network.cell import DcfParameters, Dot11Cell, Framing
 from netfl.network.link import Channel, Link, LossModel
 from netfl.network.lte import RESOURCE_BLOCKS, LteCell
 from netfl.network.radio import SPEED_OF_LIGHT_MPS, AccessRadio
-from netfl.sim.trace import Association, LinkState
+from netfl.sim.trace import Association, LinkState, Serving
 from netfl.world.base import CLIENT
 
 COVERAGE = "coverage"  # the hold-down reason of a client out of an edge server's coverage
@@ -91,6 +91,9 @@ class MobileAccess:
             self.world.subscribe_ranges(self._on_range)
         if hasattr(self.world, "subscribe_links"):
             self.world.subscribe_links(self._on_feeder)
+        if hasattr(self.world, "subscribe_serving") and network.trace.wants(Serving):
+            self.world.subscribe_serving(lambda client, sat: network.trace.emit(
+                Serving(time_s=self.env.now, client=client, cell=sat)))
         if hasattr(self.world, "link_delays_s"):
             self.env.process(self._update_delays(spec.delay_update))
 

@@ -14,7 +14,8 @@ time (microseconds in the file, as the format wants):
   delivered into its sender before it left (a client's download to its upload, the uploads
   to an edge server's aggregate going up, CHFL's ring and Fed-CHS's hand-overs hop to hop);
 * async slices ("b"/"e") for each stay of a mobile world's user in a cell (an RSU's or a
-  satellite's), so a user's cell hand-overs show on its track;
+  satellite's in view) and, on a LEO world, for each time a satellite served it, so a user's
+  hand-overs show on its track;
 * instants ("i") for failed transfers and failed hand-overs; slices for the time a node was
   unavailable (a dropout, on its track) and a link was down (an outage, on a track of the
   process ``link outages``);
@@ -140,17 +141,27 @@ def trace_events(events: pd.DataFrame, start_s: float = 0.0, end_s: float = math
     hops: dict[str, int] = {}
     attached: dict[tuple[str, str], float] = {}  # (client, cell) -> since when
 
-    def cell_slice(key: tuple[str, str], begin: float, end: float) -> None:
-        """A user's stay in a cell, as an async slice on its track (async: the stay overlaps
-        the user's training and transfers, and on a hand-over the next may begin first)."""
+    served: dict[str, tuple[str, float]] = {}  # LEO user -> (its serving satellite, since)
+
+    def cell_slice(key: tuple[str, str], begin: float, end: float,
+                   what: str = "attached to") -> None:
+        """A user's stay in a cell (or, ``what`` "served by", its time served by a satellite)
+        as an async slice on its track (async: the stay overlaps the user's training and
+        transfers, and on a hand-over the next may begin first)."""
         client, cell = key
         if not (wanted(client, cell) and in_window(begin, end)):
             return
         pid, tid = track(client)
-        stay = {"name": f"attached to {cell}", "cat": "cell", "id": f"cell-{next(ids)}",
+        category = "cell" if what == "attached to" else "serving"
+        stay = {"name": f"{what} {cell}", "cat": category, "id": f"{category}-{next(ids)}",
                 "pid": pid, "tid": tid}
         out.append({**stay, "ph": "b", "ts": begin * US, "args": {"cell": cell}})
         out.append({**stay, "ph": "e", "ts": end * US})
+
+    def served_until(client: str, end: float) -> None:
+        if client in served:
+            cell, since = served.pop(client)
+            cell_slice((client, cell), since, end, "served by")
     ordered = events.sort_values("time_s", kind="stable")
     arrivals = Arrivals(ordered)
     delivered = cost = 0.0
@@ -232,6 +243,11 @@ def trace_events(events: pd.DataFrame, start_s: float = 0.0, end_s: float = math
                 attached.setdefault(key, t)
             elif key in attached:
                 cell_slice(key, attached.pop(key), t)
+                if served.get(row["client"], ("",))[0] == row["cell"]:  # it set
+                    served_until(row["client"], t)
+        elif kind == "serving":
+            served_until(row["client"], t)
+            served[row["client"]] = (row["cell"], t)
         elif kind in ("dropout", "link_state"):
             key = (kind, row["node"] if kind == "dropout" else row["link"])
             if not row["up"]:
@@ -254,6 +270,8 @@ def trace_events(events: pd.DataFrame, start_s: float = 0.0, end_s: float = math
         outage(key, begin, last)
     for key, begin in attached.items():  # still in the cell when the run ended
         cell_slice(key, begin, last)
+    for client in list(served):
+        served_until(client, last)
     meta = [{"name": "process_name", "ph": "M", "pid": 0, "args": {"name": "run"}}]
     meta += [{"name": "process_name", "ph": "M", "pid": pid,
               "args": {"name": PROCESS_NAMES[tier]}} for tier, pid in PIDS.items()]

@@ -173,6 +173,16 @@ class Association(Record):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Serving(Record):
+    """On a LEO world, the satellite that serves ``client`` (among those in view) is now
+    ``cell``, as picked when the run first asked after a change (``world.association``)."""
+
+    kind = "serving"
+    client: str
+    cell: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LinkState(Record):
     kind = "link_state"
     link: str

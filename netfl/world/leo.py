@@ -157,6 +157,8 @@ class OrbitWorld(SatelliteAssociation, World):
             self._pair_windows.setdefault((int(u), int(k)), []).append((float(rise),
                                                                         float(set_)))
         self._primary: dict[str, str] = {}
+        self._served: dict[str, str] = {}  # the serving satellite last told to listeners
+        self._serving_listeners: list = []
         self._env = None
         self.isl_spans: dict[tuple[str, str], list[tuple[float, float]]] = {}
         # circular speed sqrt(mu / a), a from the mean motion (rad/min): for rate updates

@@ -20,13 +20,29 @@ from netfl.world.orbits import elevation_deg
 class SatelliteAssociation:
     """Needs from the world: ``spec.association``, ``edges_of``, ``sat_positions``,
     ``_pair_windows`` ((user, satellite) index -> sorted windows), ``_user``, ``_index``,
-    ``_site_km``, ``_up``, ``_primary`` (a dict) and ``_env`` (set when the run starts)."""
+    ``_site_km``, ``_up``, ``_primary`` and ``_served`` (dicts), ``_serving_listeners`` (a list)
+    and ``_env`` (set when the run starts)."""
 
     # -------------------------------------------------------------------- association
 
     def edge_of(self, client: str) -> str | None:
         """The satellite serving ``client`` now, by ``world.association``'s policy among those
-        in view; kept until it sets or another beats it by the hysteresis margin."""
+        in view; kept until it sets or another beats it by the hysteresis margin. A change is
+        told to ``subscribe_serving``'s listeners when it is first seen."""
+        serving = self._serving(client)
+        if self._serving_listeners and serving is not None and self._env is not None and (
+                self._served.get(client) != serving):
+            self._served[client] = serving
+            for listener in self._serving_listeners:
+                listener(client, serving)
+        return serving
+
+    def subscribe_serving(self, listener) -> None:
+        """Call ``listener(client, satellite)`` when a user's serving satellite is seen to have
+        changed (it is picked when asked: the algorithms' and the network's questions)."""
+        self._serving_listeners.append(listener)
+
+    def _serving(self, client: str) -> str | None:
         attached = self.edges_of(client)
         if not attached:
             return None

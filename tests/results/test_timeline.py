@@ -222,6 +222,25 @@ def test_each_hop_is_a_slice_on_its_links_track_with_bytes_and_rate_share(traced
     assert 0 < len(kept) < len(hops) and all("e0" in tracks[e["tid"]] for e in kept)
 
 
+def test_a_leo_users_serving_satellites_are_slices_within_its_stays():
+    events = pd.DataFrame([
+        {"kind": "association", "time_s": 0.0, "client": "c0", "cell": "s1", "attached": True},
+        {"kind": "serving", "time_s": 0.5, "client": "c0", "cell": "s1"},
+        {"kind": "association", "time_s": 1.0, "client": "c0", "cell": "s2", "attached": True},
+        {"kind": "association", "time_s": 2.0, "client": "c0", "cell": "s1",
+         "attached": False},  # s1 sets while it serves: its service ends with it
+        {"kind": "serving", "time_s": 3.0, "client": "c0", "cell": "s2"},
+        {"kind": "evaluation", "time_s": 5.0, "round": 1, "accuracy": 0.5, "loss": 1.0},
+    ])
+    trace = chrome_trace(events)["traceEvents"]
+    ends = {e["id"]: e["ts"] / 1e6 for e in trace if e["ph"] == "e"}
+    spans = sorted((e["cat"], e["name"], e["ts"] / 1e6, ends[e["id"]])
+                   for e in trace if e["ph"] == "b")
+    assert spans == [("cell", "attached to s1", 0.0, 2.0), ("cell", "attached to s2", 1.0, 5.0),
+                     ("serving", "served by s1", 0.5, 2.0), ("serving", "served by s2", 3.0, 5.0)]
+    assert node_tiers(events)["c0"] == "client"
+
+
 def test_dropouts_and_link_outages_are_slices_from_down_to_up():
     events = pd.DataFrame([
         {"kind": "dropout", "time_s": 1.0, "node": "c0", "up": False},

@@ -805,3 +805,27 @@ def test_association_elevations_agree_with_skyfield(world):
         assert world.elevation_deg(client, sat, t_s) == pytest.approx(theirs, abs=0.1)
         checked += 1
     assert checked == 12
+
+
+@pytest.mark.parametrize("policy", ["longest-remaining", "earliest-risen"])
+def test_a_users_serving_satellite_is_told_when_it_is_seen_to_change(policy):
+    # what the timeline's "served by" slices are made of (issue 21): one call per change,
+    # the same satellite edge_of answers, never a repeat
+    world = build_leo_world(world_spec(association={"policy": policy}),
+                            np.random.default_rng(0))
+    told: list[tuple[float, str, str]] = []
+    env = simpy.Environment()
+    world.subscribe_serving(lambda client, sat: told.append((env.now, client, sat)))
+    seen = at_times(env, TIMES, lambda: {c: world.edge_of(c) for c in world.clients})
+    world.start(env, None)
+    env.run(until=TIMES[-1] + 1)
+    last: dict[str, str] = {}
+    for t, sample in zip(TIMES, seen, strict=True):
+        for client, sat in sample.items():
+            news = [s for when, c, s in told if when == t and c == client]
+            if sat is not None and sat != last.get(client):
+                assert news == [sat]
+                last[client] = sat
+            else:
+                assert news == []
+    assert len(told) > len(world.clients)  # users were handed over between satellites
