@@ -254,8 +254,8 @@ def trace_events(events: pd.DataFrame, start_s: float = 0.0, end_s: float = math
                 down.setdefault(key, t)
             elif key in down:
                 outage(key, down.pop(key), t)
-        elif row.get("cost_s") == row.get("cost_s") and row.get("cost_s") is not None:
-            cost += float(row["cost_s"])  # a Cost record (its kind is the cost's kind)
+        elif (booked := row.get("cost_s")) is not None and not math.isnan(booked):
+            cost += float(booked)  # a Cost record (its kind is the cost's kind)
             if keep is None:
                 out.append({"name": "cost (eq. 5)", "ph": "C", "ts": t * US, "pid": 0,
                             "args": {"client-seconds": cost}})
@@ -272,27 +272,16 @@ def trace_events(events: pd.DataFrame, start_s: float = 0.0, end_s: float = math
         cell_slice(key, begin, last)
     for client in list(served):
         served_until(client, last)
-    meta = [{"name": "process_name", "ph": "M", "pid": 0, "args": {"name": "run"}}]
-    meta += [{"name": "process_name", "ph": "M", "pid": pid,
-              "args": {"name": PROCESS_NAMES[tier]}} for tier, pid in PIDS.items()]
-    meta.append({"name": "process_name", "ph": "M", "pid": TRANSFERS_PID,
-                 "args": {"name": "transfers"}})
-    meta += [{"name": "thread_name", "ph": "M", "pid": TRANSFERS_PID, "tid": tid,
-              "args": {"name": name}} for name, tid in links.items()]
-    if hops:
-        meta.append({"name": "process_name", "ph": "M", "pid": HOPS_PID,
-                     "args": {"name": "link hops"}})
-        meta += [{"name": "thread_name", "ph": "M", "pid": HOPS_PID, "tid": tid,
-                  "args": {"name": name}} for name, tid in hops.items()]
-    if links_down:
-        meta.append({"name": "process_name", "ph": "M", "pid": LINKS_PID,
-                     "args": {"name": "link outages"}})
-        meta += [{"name": "thread_name", "ph": "M", "pid": LINKS_PID, "tid": tid,
-                  "args": {"name": name}} for name, tid in links_down.items()]
+    meta = [_process_name(0, "run")]
+    meta += [_process_name(pid, PROCESS_NAMES[tier]) for tier, pid in PIDS.items()]
+    for pid, name, tracks, always in ((TRANSFERS_PID, "transfers", links, True),
+                                      (HOPS_PID, "link hops", hops, False),
+                                      (LINKS_PID, "link outages", links_down, False)):
+        if always or tracks:
+            meta.append(_process_name(pid, name))
+            meta += [_thread_name(pid, tid, track_name) for track_name, tid in tracks.items()]
     for node, tid in tids.items():
-        pid = PIDS.get(tiers.get(node, "edge"), PIDS["edge"])
-        meta.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid,
-                     "args": {"name": node}})
+        meta.append(_thread_name(PIDS.get(tiers.get(node, "edge"), PIDS["edge"]), tid, node))
     yield from out
     yield from meta
 
@@ -347,6 +336,14 @@ class Arrivals:
         times, items = self._by_node.get(node, ((), ()))
         k = bisect.bisect_right(times, _later(t))
         return items[k - 1] if k else None
+
+
+def _process_name(pid: int, name: str) -> dict:
+    return {"name": "process_name", "ph": "M", "pid": pid, "args": {"name": name}}
+
+
+def _thread_name(pid: int, tid: int, name: str) -> dict:
+    return {"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": name}}
 
 
 def records(frame: pd.DataFrame, chunk: int = 20_000) -> Iterator[dict]:
