@@ -5,6 +5,8 @@ Parts, in seconds of host (wall-clock) time:
 * ``setup_s``: building the world, network, data, model and algorithm;
 * ``training_s``: inside the trainer's local training and gradients (the model's FLOPs);
 * ``evaluation_s``: inside the trainer's evaluations;
+* ``compression_s``: inside the algorithm's compressor (QSGD's or int8's quantization of what
+  is sent upwards) and its ``compressed_towards`` (the update's difference and sum);
 * ``event_loop_s``: the rest of the run: SimPy's event loop, the network model, the algorithm's
   own code (aggregation included) and the recorder;
 * ``writing_s``: the results directory, up to ``summary.json`` itself (tables, plots, files).
@@ -20,6 +22,7 @@ import time
 
 TRAINING_METHODS = ("local_train", "gradients", "weighted_gradient", "smoothness")
 EVALUATION_METHODS = ("evaluate",)
+COMPRESSION_METHODS = ("compress", "compressed_towards")
 
 
 class HostTimes:
@@ -27,7 +30,8 @@ class HostTimes:
 
     def __init__(self):
         self.parts: dict[str, float] = {"setup_s": 0.0, "training_s": 0.0,
-                                        "evaluation_s": 0.0, "event_loop_s": 0.0,
+                                        "evaluation_s": 0.0, "compression_s": 0.0,
+                                        "event_loop_s": 0.0,
                                         "writing_s": 0.0}
         self._depth = 0
 
@@ -53,9 +57,11 @@ class HostTimes:
         return timed
 
     def close_run(self, run_s: float) -> None:
-        """The run took ``run_s``: what training and evaluation did not take was the loop's."""
-        self.parts["event_loop_s"] = max(
-            run_s - self.parts["training_s"] - self.parts["evaluation_s"], 0.0)
+        """The run took ``run_s``: what training, evaluation and compression did not take was
+        the loop's."""
+        self.parts["event_loop_s"] = max(run_s - self.parts["training_s"]
+                                         - self.parts["evaluation_s"]
+                                         - self.parts["compression_s"], 0.0)
 
     def as_dict(self) -> dict[str, float]:
         return {key: round(value, 6) for key, value in self.parts.items()}

@@ -30,6 +30,33 @@ def test_qsgd_keeps_zero_vectors_and_shape():
     assert q.shape == (2, 3) and torch.equal(q, torch.zeros(2, 3))
 
 
+def _plain_qsgd(vector, levels, bucket_size, generator):
+    """The module docstring's Q_s, written as plain expressions (the reference for the
+    in-place version's bits)."""
+    flat = vector.reshape(-1)
+    size = flat.numel() if bucket_size is None else bucket_size
+    buckets = torch.nn.functional.pad(flat, (0, (-flat.numel()) % size)).view(-1, size)
+    norms = buckets.norm(dim=1, keepdim=True)
+    scaled = buckets.abs() / norms.clamp_min(torch.finfo(flat.dtype).tiny) * levels
+    lower = scaled.floor()
+    draws = torch.rand(scaled.shape, generator=generator, dtype=scaled.dtype)
+    xi = lower + (draws < scaled - lower).to(scaled.dtype)
+    return (norms * buckets.sign() * xi / levels).reshape(-1)[: flat.numel()].view_as(vector)
+
+
+@pytest.mark.parametrize(("d", "levels", "bucket"), [(1000, 16, 512), (1024, 4, 512),
+                                                      (37, 1, None), (5000, 255, 100)])
+def test_qsgd_gives_the_bits_of_the_plain_expressions(d, levels, bucket):
+    v = torch.randn(d, generator=torch.Generator().manual_seed(d)) * 3
+    v[::7] = 0.0
+    before = v.clone()
+    ours, plain = torch.Generator().manual_seed(5), torch.Generator().manual_seed(5)
+    for _ in range(3):  # the generator's stream is consumed alike
+        assert torch.equal(qsgd_quantize(v, levels, bucket, ours),
+                           _plain_qsgd(v, levels, bucket, plain))
+    assert torch.equal(v, before)  # the input is not touched
+
+
 @pytest.mark.parametrize(("d", "s", "bucket", "bits"), [
     (1000, 16, 512, 32 * 2 + 1000 * (1 + 5)),
     (1000, 1, None, 32 + 1000 * 2),

@@ -22,17 +22,28 @@ class _Trainer:
         time.sleep(0.01)
 
 
+class _Compressor:
+    def compress(self, vector):
+        time.sleep(0.01)
+        return vector
+
+
 def test_only_the_outermost_timed_call_counts():
     times, trainer = HostTimes(), _Trainer()
     times.time_methods(trainer, ("local_train", "gradients"), "training_s")
     times.time_methods(trainer, ("evaluate", "absent"), "evaluation_s")
+    compressor = _Compressor()
+    times.time_methods(compressor, ("compress",), "compression_s")
     trainer.local_train()
     trainer.evaluate()
+    assert compressor.compress(3) == 3
     assert times.parts["training_s"] == pytest.approx(0.03, abs=0.015)
     assert times.parts["evaluation_s"] == pytest.approx(0.01, abs=0.01)
+    assert times.parts["compression_s"] == pytest.approx(0.01, abs=0.01)
     times.close_run(0.1)
     assert times.parts["event_loop_s"] == pytest.approx(
-        0.1 - times.parts["training_s"] - times.parts["evaluation_s"])
+        0.1 - times.parts["training_s"] - times.parts["evaluation_s"]
+        - times.parts["compression_s"])
 
 
 def test_the_summary_splits_the_host_time_into_parts(tmp_path):
@@ -42,11 +53,12 @@ def test_the_summary_splits_the_host_time_into_parts(tmp_path):
             "output": {"plots": False}}
     result = run_scenario(spec, out_dir=tmp_path)
     parts = result.summary["host_time_s_by_part"]
-    assert set(parts) == {"setup_s", "training_s", "evaluation_s", "event_loop_s",
-                          "writing_s"}
+    assert set(parts) == {"setup_s", "training_s", "evaluation_s", "compression_s",
+                          "event_loop_s", "writing_s"}
     assert all(v >= 0 for v in parts.values()) and parts["setup_s"] > 0
     assert parts["writing_s"] > 0  # filled in just before summary.json was written
-    run = parts["training_s"] + parts["evaluation_s"] + parts["event_loop_s"]
+    run = (parts["training_s"] + parts["evaluation_s"] + parts["compression_s"]
+           + parts["event_loop_s"])
     assert run == pytest.approx(result.summary["host_time_s"], abs=1e-5)
     import json
 
