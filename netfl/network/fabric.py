@@ -66,12 +66,14 @@ class Fabric:
 
     # ------------------------------------------------------------------------- changes
 
-    def transmit(self, channels, links, nbits: float, cap: float = math.inf) -> Flow:
+    def transmit(self, channels, links, nbits: float, cap: float = math.inf,
+                 tail_s: float = 0.0) -> Flow:
         """Start a flow of ``nbits`` over ``channels`` (failed when a link of ``links`` goes
-        down), its rate at most ``cap`` bit/s."""
-        flow = Flow(self.env.event(), channels, links, nbits, cap)
+        down), its rate at most ``cap`` bit/s; its event succeeds ``tail_s`` seconds after its
+        last bit is sent."""
+        flow = Flow(self.env.event(), channels, links, nbits, cap, tail_s)
         if flow.nbits <= 0:
-            flow.event.succeed()
+            flow.finish(self.env.now)
             return flow
         self._join(flow, flow.nbits)
         return flow
@@ -409,8 +411,7 @@ class Fabric:
             done.append(first)
         for flow in done:
             self._leave(flow)
-            flow.sent_at_end = flow.nbits
-            flow.event.succeed()
+            flow.finish(now)
         if cls.members and cls.key in self._classes:
             self._reschedule(cls)
 

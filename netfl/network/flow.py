@@ -61,20 +61,34 @@ class FlowClass:
 
 
 class Flow:
-    """``nbits`` crossing ``channels`` together. ``event`` succeeds when the last bit has been
-    sent (serialization at the flow's rate; propagation is the transport's business) or fails
-    with :class:`LinkDown` when a link of ``links`` goes down."""
+    """``nbits`` crossing ``channels`` together. ``event`` succeeds ``tail_s`` seconds after
+    the last bit has been sent (the transport's propagation to the path's end, so that a
+    transfer waits on one event, not two: about a tenth of a transfer's host time), or fails
+    with :class:`LinkDown` at once when a link of ``links`` goes down while bits are still
+    being sent. ``ended_at``: when the last bit was sent (None before)."""
 
     __slots__ = ("event", "channels", "links", "nbits", "cap", "cls", "tag", "entry",
-                 "sent_at_end")
+                 "sent_at_end", "tail_s", "ended_at")
 
-    def __init__(self, event, channels, links, nbits: float, cap: float):
+    def __init__(self, event, channels, links, nbits: float, cap: float, tail_s: float = 0.0):
         self.event, self.channels, self.links = event, tuple(channels), tuple(links)
         self.nbits, self.cap = float(nbits), float(cap)
         self.cls: FlowClass | None = None
         self.tag = 0.0  # the class's virtual time at which the last bit is sent
         self.entry = -1  # the sequence number of its live entry in its class's heap
         self.sent_at_end = 0.0
+        self.tail_s = float(tail_s)
+        self.ended_at: float | None = None
+
+    def finish(self, now: float) -> None:
+        """The last bit is sent at ``now``: ``event`` succeeds ``tail_s`` later."""
+        self.sent_at_end, self.ended_at = self.nbits, now
+        event = self.event
+        if self.tail_s > 0:  # what Event.succeed does, but later (as a Timeout does)
+            event._ok, event._value = True, None
+            event.env.schedule(event, delay=self.tail_s)
+        else:
+            event.succeed()
 
     @property
     def alive(self) -> bool:

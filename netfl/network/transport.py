@@ -117,14 +117,12 @@ class Pipelined:
                 self._check(links, epochs, wire, 0.0)
             began = env.now
             try:
-                yield from self._send(network, links, channels, nbits * self.overhead, rtt)
+                sent_at = yield from self._send(network, links, channels,
+                                                nbits * self.overhead, rtt, latency)
             except _Cut as cut:
                 raise HopFailed(cut.link, down_reason(cut.link), wire + cut.sent * hops,
                                 cut.sent / self.overhead) from None
             wire += nbits * self.overhead * hops
-            sent_at = env.now
-            if latency > 0:
-                yield env.timeout(latency)
             self._check(links, epochs, wire, nbits)
             emit_hops(network, label, links, path, own, began, sent_at, nbits * self.overhead)
             if self.tcp and self.spec.loss_limited:
@@ -160,9 +158,10 @@ class Pipelined:
                           / math.sqrt(1.0 - survive))
         return cap
 
-    def _send(self, network, links, channels, wire_bits: float, rtt: float):
-        """Send ``wire_bits`` over the path as one flow; raises _Cut with the bits sent when a
-        link goes down. Under tcp, slow start caps the flow at window / RTT in each round
+    def _send(self, network, links, channels, wire_bits: float, rtt: float, latency: float):
+        """Send ``wire_bits`` over the path as one flow; returns, ``latency`` after the last bit
+        was sent, when it was sent; raises _Cut with the bits sent when a link goes down (while
+        bits are being sent). Under tcp, slow start caps the flow at window / RTT in each round
         trip (the window's segments, sent within the round); the round whose window covers
         the rest, or the first whose window the flow's fair share cannot carry within the
         round trip (the window has reached the share's bandwidth-delay product), lifts the cap:
@@ -178,7 +177,7 @@ class Pipelined:
         window = min(next(rounds), largest) * self.segment_bits if rounds else math.inf
         ramping = window < wire_bits
         flow = fabric.transmit(channels, links, wire_bits,
-                               min(cap, window / rtt) if ramping else cap)
+                               min(cap, window / rtt) if ramping else cap, tail_s=latency)
         try:
             if ramping:
                 # A round sends at most its window, less than what is left, so the flow cannot
@@ -187,7 +186,8 @@ class Pipelined:
             while ramping:
                 round_start_bits = flow.sent_by(env.now)
                 yield env.timeout(rtt)
-                if flow.event.triggered:  # within rounding of its last bit
+                if flow.event.triggered:  # within rounding of its last bit (it arrives
+                    # a latency after that bit, a rounding earlier than the round end)
                     break
                 sent = flow.sent_by(env.now)
                 kept_up = sent - round_start_bits >= window * (1 - 1e-9)
@@ -199,6 +199,7 @@ class Pipelined:
             raise _Cut(down.link, flow.sent_bits) from None
         except simpy.Interrupt as interrupt:
             raise _Cut(interrupt.cause.link, flow.sent_bits) from None
+        return flow.ended_at
 
 
 def slow_start_windows(initial_window: int, delayed_ack: int):
@@ -310,16 +311,14 @@ class StoreAndForward:
                 raise HopFailed(link, down_reason(link), sent)
             epoch = link.down_epoch
             began = env.now
-            flow = network.fabric.transmit(channels, [link], nbits)
+            flow = network.fabric.transmit(channels, [link], nbits, tail_s=link.delay_s)
             try:
-                yield flow.event
+                yield flow.event  # the last bit has crossed the link
             except LinkDown:
                 raise HopFailed(link, down_reason(link), sent + flow.sent_bits,
                                 flow.sent_bits) from None
             sent += nbits
-            sent_at = env.now
-            if link.delay_s > 0:
-                yield env.timeout(link.delay_s)
+            sent_at = flow.ended_at
             if link.down_epoch != epoch:  # cut while the last bits were in flight
                 raise HopFailed(link, down_reason(link), sent, nbits)
             emit_hops(network, label, [link], [u, v], channels[:1], began, sent_at, nbits)
