@@ -67,11 +67,12 @@ class Fabric:
     # ------------------------------------------------------------------------- changes
 
     def transmit(self, channels, links, nbits: float, cap: float = math.inf,
-                 tail_s: float = 0.0) -> Flow:
+                 tail_s: float = 0.0, event: simpy.Event | None = None) -> Flow:
         """Start a flow of ``nbits`` over ``channels`` (failed when a link of ``links`` goes
-        down), its rate at most ``cap`` bit/s; its event succeeds ``tail_s`` seconds after its
-        last bit is sent."""
-        flow = Flow(self.env.event(), channels, links, nbits, cap, tail_s)
+        down), its rate at most ``cap`` bit/s; its event (``event``, or a new one) succeeds
+        ``tail_s`` seconds after its last bit is sent."""
+        flow = Flow(self.env.event() if event is None else event, channels, links, nbits, cap,
+                    tail_s)
         if flow.nbits <= 0:
             flow.finish(self.env.now)
             return flow

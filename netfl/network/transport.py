@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import math
 
-import simpy
-
 from netfl.network.access import COVERAGE, SIGNAL
 from netfl.network.fabric import LinkDown
 from netfl.network.link import Link
@@ -103,7 +101,7 @@ class Pipelined:
         for link in links:
             if not link.up:
                 raise HopFailed(link, down_reason(link), 0.0)
-        env, hops = network.env, len(links)
+        hops = len(links)
         one_way = sum(link.delay_s for link in links)
         per_packet = [self.segment_bits / c.capacity_bps for c in own if c.capacity_bps > 0]
         # each hop but the bottleneck adds one segment's store-and-forward to the latency
@@ -112,16 +110,22 @@ class Pipelined:
         wire, lost, lost_on = 0.0, 0, {}
         while True:  # once, plus once per message lost (re-sent end to end)
             epochs = [link.down_epoch for link in links]
-            if self.tcp and self.spec.handshake and one_way > 0:
-                yield env.timeout(2.0 * one_way)
-                self._check(links, epochs, wire, 0.0)
-            began = env.now
+            windows, largest = self._windows(rtt)
+            sending = PipelinedSend(network, links, channels, nbits * self.overhead, rtt,
+                                    latency, self._cap(links, rtt), windows, largest,
+                                    self.segment_bits, epochs)
+            set_up = self.tcp and self.spec.handshake and one_way > 0
+            sending.start(2.0 * one_way if set_up else 0.0)
             try:
-                sent_at = yield from self._send(network, links, channels,
-                                                nbits * self.overhead, rtt, latency)
-            except _Cut as cut:
-                raise HopFailed(cut.link, down_reason(cut.link), wire + cut.sent * hops,
-                                cut.sent / self.overhead) from None
+                yield sending.done
+            except HopFailed as failure:  # in the set-up
+                failure.wire_bits += wire
+                raise
+            except LinkDown as down:
+                sent = sending.flow.sent_bits
+                raise HopFailed(down.link, down_reason(down.link), wire + sent * hops,
+                                sent / self.overhead) from None
+            began, sent_at = sending.began, sending.flow.ended_at
             wire += nbits * self.overhead * hops
             self._check(links, epochs, wire, nbits)
             emit_hops(network, label, links, path, own, began, sent_at, nbits * self.overhead)
@@ -158,48 +162,14 @@ class Pipelined:
                           / math.sqrt(1.0 - survive))
         return cap
 
-    def _send(self, network, links, channels, wire_bits: float, rtt: float, latency: float):
-        """Send ``wire_bits`` over the path as one flow; returns, ``latency`` after the last bit
-        was sent, when it was sent; raises _Cut with the bits sent when a link goes down (while
-        bits are being sent). Under tcp, slow start caps the flow at window / RTT in each round
-        trip (the window's segments, sent within the round); the round whose window covers
-        the rest, or the first whose window the flow's fair share cannot carry within the
-        round trip (the window has reached the share's bandwidth-delay product), lifts the cap:
-        the rest goes at the fair share."""
-        env, fabric = network.env, network.fabric
-        cap = self._cap(links, rtt)
-        rounds = None
-        if self.tcp and rtt > 0:
-            rounds = slow_start_windows(self.spec.initial_window, self.spec.delayed_ack)
-            largest = math.inf  # the receive window, in segments
-            if self.spec.receive_window is not None:
-                largest = max(self.spec.receive_window / self.spec.mss, 1.0)
-        window = min(next(rounds), largest) * self.segment_bits if rounds else math.inf
-        ramping = window < wire_bits
-        flow = fabric.transmit(channels, links, wire_bits,
-                               min(cap, window / rtt) if ramping else cap, tail_s=latency)
-        try:
-            if ramping:
-                # A round sends at most its window, less than what is left, so the flow cannot
-                # end within it; a link going down interrupts the wait at once instead.
-                _interrupt_on_failure(env, flow)
-            while ramping:
-                round_start_bits = flow.sent_by(env.now)
-                yield env.timeout(rtt)
-                if flow.event.triggered:  # within rounding of its last bit (it arrives
-                    # a latency after that bit, a rounding earlier than the round end)
-                    break
-                sent = flow.sent_by(env.now)
-                kept_up = sent - round_start_bits >= window * (1 - 1e-9)
-                window = min(next(rounds), largest) * self.segment_bits
-                ramping = kept_up and window < wire_bits - sent
-                fabric.set_cap(flow, min(cap, window / rtt) if ramping else cap)
-            yield flow.event
-        except LinkDown as down:
-            raise _Cut(down.link, flow.sent_bits) from None
-        except simpy.Interrupt as interrupt:
-            raise _Cut(interrupt.cause.link, flow.sent_bits) from None
-        return flow.ended_at
+    def _windows(self, rtt: float):
+        """Slow start's segments per round (None: no slow start) and the largest window."""
+        if not (self.tcp and rtt > 0):
+            return None, math.inf
+        largest = math.inf  # the receive window, in segments
+        if self.spec.receive_window is not None:
+            largest = max(self.spec.receive_window / self.spec.mss, 1.0)
+        return slow_start_windows(self.spec.initial_window, self.spec.delayed_ack), largest
 
 
 def slow_start_windows(initial_window: int, delayed_ack: int):
@@ -226,23 +196,85 @@ def slow_start_windows(initial_window: int, delayed_ack: int):
         window = cwnd - in_flight_left
 
 
-def _interrupt_on_failure(env, flow) -> None:
-    """Interrupt the running process with the flow's LinkDown should its event fail while the
-    process waits on something else (the failure is then handled there, not left unhandled)."""
-    process = env.active_process
+class PipelinedSend:
+    """One attempt of a pipelined transfer: ``wire_bits`` over ``links`` (crossing
+    ``channels``) as one flow, after ``handshake_s`` of connection set-up.
 
-    def on_failure(event) -> None:
-        if not event.ok:
-            event.defused = True
-            if process.is_alive and process.target is not event:
-                process.interrupt(event.value)
+    The transfer's process waits on one event, ``done``: it succeeds a latency after the last
+    bit was sent (``Flow.tail_s``), or fails with HopFailed (a link went down during the set-up)
+    or LinkDown (while bits were being sent). The set-up and each slow-start round are timeouts
+    whose callbacks do the round's work at once, in the order a process waking on them would:
+    the same results as a process looping over the rounds, without waking the transfer's
+    process (and the generators it is nested in) once per round trip.
 
-    flow.event.callbacks.append(on_failure)
+    ``rtt``: the path's round trip; ``latency``: from the last bit sent to its arrival at the
+    path's end; ``cap``: the flow's own bound (receive window, Mathis' rate); ``windows``: the
+    segments of each slow-start round (None: no slow start, as ``fluid``), at most ``largest``
+    each, of ``segment_bits`` each; ``epochs``: the links' down epochs when the attempt began.
+    """
 
+    def __init__(self, network, links: list[Link], channels, wire_bits: float, rtt: float,
+                 latency: float, cap: float, windows, largest: float, segment_bits: float,
+                 epochs: list[int]):
+        self.env, self.fabric = network.env, network.fabric
+        self.links, self.channels, self.epochs = links, channels, epochs
+        self.wire_bits, self.rtt, self.latency, self.cap = wire_bits, rtt, latency, cap
+        self.windows, self.largest, self.segment_bits = windows, largest, segment_bits
+        self.done = self.env.event()
+        self.flow = None
+        self.began = math.nan  # when the first bit was sent
+        self._window = math.inf
+        self._round_start_bits = 0.0
 
-class _Cut(Exception):
-    def __init__(self, link: Link, sent: float):
-        self.link, self.sent = link, sent
+    def start(self, handshake_s: float) -> None:
+        if handshake_s > 0:
+            self.env.timeout(handshake_s).callbacks.append(self._after_handshake)
+        else:
+            self._begin()
+
+    def _after_handshake(self, _event) -> None:
+        for link, epoch in zip(self.links, self.epochs, strict=True):
+            if link.down_epoch != epoch:  # went down during the set-up
+                self.done.fail(HopFailed(link, down_reason(link), 0.0, 0.0))
+                return
+        self._begin()
+
+    def _begin(self) -> None:
+        """Start the flow: under slow start at its first window per round trip, unless that
+        window covers it all (then at its fair share at once)."""
+        env = self.env
+        self.began = env.now
+        if self.windows is not None:
+            self._window = min(next(self.windows), self.largest) * self.segment_bits
+        ramping = self._window < self.wire_bits
+        self.flow = self.fabric.transmit(
+            self.channels, self.links, self.wire_bits,
+            min(self.cap, self._window / self.rtt) if ramping else self.cap,
+            tail_s=self.latency, event=self.done)
+        if ramping:
+            self._next_round()
+
+    def _next_round(self) -> None:
+        self._round_start_bits = self.flow.sent_by(self.env.now)
+        self.env.timeout(self.rtt).callbacks.append(self._round_end)
+
+    def _round_end(self, _event) -> None:
+        """A round sent at most its window, less than what was left, so the flow cannot have
+        ended within it (but within rounding of its last bit, or by failing). The round whose
+        window covers the rest, or the first whose window the flow's fair share could not carry
+        within the round trip (the window has reached the share's bandwidth-delay product),
+        lifts the window's cap: the rest goes at the fair share."""
+        if self.done.triggered:
+            return
+        flow = self.flow
+        sent = flow.sent_by(self.env.now)
+        kept_up = sent - self._round_start_bits >= self._window * (1 - 1e-9)
+        self._window = min(next(self.windows), self.largest) * self.segment_bits
+        ramping = kept_up and self._window < self.wire_bits - sent
+        self.fabric.set_cap(flow, min(self.cap, self._window / self.rtt) if ramping
+                            else self.cap)
+        if ramping:
+            self._next_round()
 
 
 class StoreAndForward:

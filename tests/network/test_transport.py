@@ -214,3 +214,32 @@ def test_a_link_class_can_carry_its_own_transport(netbench):
     assert end.path == ("c0", "e0", "e1", "c1") and end.wire_bytes == pytest.approx(3 * MB)
     # one transport for all: the ring's outage cuts the pipelined transfer
     assert isinstance(finish(ring_of_two(netbench), src="c0", dst="c1"), TransferFailed)
+
+
+def test_a_tcp_transfer_wakes_its_process_once_for_all_its_round_trips(netbench):
+    """The set-up and the slow-start rounds run on timer callbacks: the transfer's generator
+    (and every generator it is nested in) yields once, where a loop over the rounds yielded
+    once per round trip (seven here), with the same end time."""
+    bench = one_hop(netbench, rate="1 Gbps", delay="50 ms", delayed_ack=1)
+    yields, end = [], {}
+
+    def counted(gen):
+        value = None
+        while True:
+            try:
+                event = gen.send(value)
+            except StopIteration as stop:
+                return stop.value
+            yields.append(bench.env.now)
+            value = yield event
+
+    def proc():
+        yield from counted(bench.network.transfer("c0", "e0", MB))
+        end["t"] = bench.env.now
+
+    bench.env.process(proc())
+    bench.env.run()
+    rtt = 0.100 + SEGMENT_BITS / 1e9
+    assert end["t"] == pytest.approx(0.100 + 6 * rtt + (wire_bits(MB) - 630 * SEGMENT_BITS) / 1e9
+                                     + 0.050, rel=1e-9)
+    assert yields == [0.0]
