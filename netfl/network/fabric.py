@@ -304,7 +304,7 @@ class Fabric:
         self._dirty_channels.clear()
         self._dirty_classes.clear()
         touched = set(members)  # their members changed: their next end may have too
-        if len(members) == 1 and self._alone(next(iter(members))):
+        if len(members) == 1 and self._alone_or_roomy(next(iter(members))):
             members = {}
         while members:
             classes = list(members)
@@ -343,21 +343,40 @@ class Fabric:
             break
         self._arm()
 
-    def _alone(self, cls: FlowClass) -> bool:
-        """Solve a class alone on its channels directly: each member gets its cap or the
-        tightest channel's capacity over the members."""
-        if not cls.members or any(len(channel.classes) > 1 for channel in cls.channels):
+    def _alone_or_roomy(self, cls: FlowClass) -> bool:
+        """Solve one class directly where the solver would solve it alone: each of its channels
+        carries it alone, or is not full and stays not full at its new rate (the others on it,
+        not held back there, keep their rates). Each member gets its cap or the tightest
+        channel's room over the members: the same floats as the pass's solver (for one class,
+        progressive filling gives min(cap, min_c room_c / count)). False (nothing done)
+        elsewhere."""
+        if not cls.members:
             return False
         count = len(cls.members)
-        rate = min([cls.cap] + [channel.capacity_bps / count for channel in cls.channels])
+        own = cls.rate * count
+        outsides = []  # what the other classes on each channel carry
+        for channel in cls.channels:
+            if len(channel.classes) == 1:
+                outsides.append(0.0)
+            elif channel.load >= channel.capacity_bps * (1 - TOLERANCE):
+                return False  # full: classes held back by it may have to change
+            else:
+                outsides.append(max(channel.load - own, 0.0))
+        rate = min([cls.cap] + [max(channel.capacity_bps - outside, 0.0) / count
+                                for channel, outside in zip(cls.channels, outsides,
+                                                            strict=True)])
+        loads = [outside + rate * count for outside in outsides]
+        for channel, load in zip(cls.channels, loads, strict=True):
+            if len(channel.classes) > 1 and load >= channel.capacity_bps * (1 - TOLERANCE):
+                return False  # it would fill a channel others share: the solver decides
         self.recomputations += 1
         self.classes_solved += 1
         if rate != cls.rate:
             self._set_rate(cls, rate)
         else:
             self._reschedule(cls)
-        for channel in cls.channels:
-            channel.load = rate * count
+        for channel, load in zip(cls.channels, loads, strict=True):
+            channel.load = load
         return True
 
     def _arm(self) -> None:

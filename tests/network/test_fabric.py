@@ -71,6 +71,59 @@ def test_incremental_rates_equal_a_solve_from_scratch(ops, capacities):
     env.run(until=1000)
 
 
+def _run_ops(ops, capacities) -> list:
+    """Every flow's rate after each operation, then each flow's end (time, ok), exactly."""
+    env = simpy.Environment()
+    fabric = Fabric(env)
+    channels = [Channel(fabric, f"c{k}", capacities[k]) for k in range(5)]
+    links = [object() for _ in range(5)]
+    flows, seen, ends = [], [], {}
+
+    def driver():
+        for op in ops:
+            if op[0] == "start":
+                _, path, nbits, cap = op
+                flow = fabric.transmit([channels[k] for k in path], [links[k] for k in path],
+                                       nbits, cap)
+                flow.event.defused = True
+                key = len(flows)
+                flow.event.callbacks.append(lambda e, key=key: ends.setdefault(
+                    key, (env.now, e.ok)))
+                flows.append(flow)
+            elif op[0] == "capacity":
+                channels[op[1]].set_capacity(op[2])
+            elif op[0] == "fail":
+                channels[op[1]].fail(links[op[1]])
+            elif op[0] == "cap":
+                if flows:
+                    fabric.set_cap(flows[op[1] % len(flows)], op[2])
+            else:
+                yield env.timeout(op[1])
+            yield env.timeout(0)
+            while not fabric.settled:
+                yield env.timeout(0)
+            seen.append([(f.rate, f.sent_bits) for f in flows])
+
+    env.process(driver())
+    env.run()
+    return seen + [sorted(ends.items())] + [[c.load for c in channels]]
+
+
+@settings(max_examples=200, deadline=None)
+@given(operations, st.lists(st.floats(1e5, 1e7), min_size=5, max_size=5))
+def test_solving_one_class_directly_gives_the_solvers_very_floats(ops, capacities):
+    """Fabric._alone_or_roomy (a pass with one class whose shared channels have room) must give
+    the bits the general solver gives: rates, progress, loads and end times, exactly."""
+    direct = _run_ops(ops, capacities)
+    general = Fabric._alone_or_roomy
+    try:
+        Fabric._alone_or_roomy = lambda self, cls: False
+        solved = _run_ops(ops, capacities)
+    finally:
+        Fabric._alone_or_roomy = general
+    assert direct == solved
+
+
 def test_a_flow_over_two_channels_runs_at_the_slower_and_frees_both():
     env = simpy.Environment()
     fabric = Fabric(env)
