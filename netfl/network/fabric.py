@@ -17,7 +17,9 @@ change (``_pass``). Two changes need no solving at all, because the allocation p
 the same for every other class: a class that starts (or raises its cap) where it fits in the
 spare capacity of its path, every channel it fills carrying no faster class; and a flow that
 ends leaving only channels that were not full. In a hierarchical FL system, where each client's
-own access link is its bottleneck, most starts and ends are these.
+own access link is its bottleneck, most starts and ends are these. A pass left with one class
+whose shared channels have room before and after is solved directly (its cap, or the tightest
+channel's room over its members: the floats the solver would give).
 """
 
 from __future__ import annotations
