@@ -22,6 +22,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from netfl.learn.pooling import MaxPool2x2
+
 GN_MAX_GROUPS = 32
 
 
@@ -95,8 +97,8 @@ def lenet(input_shape: tuple[int, ...], num_classes: int, *, variant: str | None
     k1, k2, w1, w2 = LENET_VARIANTS[variant]
     h, w = _two_conv5_pool2(input_shape, "lenet")
     return nn.Sequential(
-        nn.Conv2d(channels, k1, 5), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(k1, k2, 5), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(channels, k1, 5), nn.ReLU(), MaxPool2x2(),
+        nn.Conv2d(k1, k2, 5), nn.ReLU(), MaxPool2x2(),
         nn.Flatten(),
         nn.Linear(k2 * h * w, w1), nn.ReLU(),
         nn.Linear(w1, w2), nn.ReLU(),
@@ -116,8 +118,8 @@ def _small_cnn(input_shape: tuple[int, ...], num_classes: int, name: str, dropou
     conv2_drop = [nn.Dropout2d(dropout)] if dropout > 0 else []
     fc_drop = [nn.Dropout(dropout)] if dropout > 0 else []
     return nn.Sequential(
-        nn.Conv2d(channels, 10, 5), nn.MaxPool2d(2), nn.ReLU(),
-        nn.Conv2d(10, 20, 5), *conv2_drop, nn.MaxPool2d(2), nn.ReLU(),
+        nn.Conv2d(channels, 10, 5), MaxPool2x2(), nn.ReLU(),
+        nn.Conv2d(10, 20, 5), *conv2_drop, MaxPool2x2(), nn.ReLU(),
         nn.Flatten(),
         nn.Linear(20 * h * w, 50), nn.ReLU(), *fc_drop,
         nn.Linear(50, num_classes),
