@@ -1,5 +1,5 @@
-"""MaxPool2x2 against nn.MaxPool2d(2): the same values and the very same gradients, also
-through a whole CNN's training and under vmap."""
+"""MaxPool2x2 against nn.MaxPool2d(2): the same values at evaluation (its own maxima) and the
+very same gradients in training, also through a whole CNN's training and under vmap."""
 
 import pytest
 import torch
@@ -22,6 +22,9 @@ def _tied(shape, seed=0):
 @pytest.mark.parametrize("shape", [(32, 10, 24, 24), (5, 3, 7, 9), (2, 20, 8, 8), (1, 1, 3, 3),
                                    (4, 6, 6)])
 def test_the_same_values_and_gradients_as_max_pool2d(shape):
+    from netfl.learn.pooling import window_maxima
+
+    assert torch.equal(window_maxima(_tied(shape)), F.max_pool2d(_tied(shape), 2))
     x = _tied(shape)
     ours, theirs = x.clone().requires_grad_(), x.clone().requires_grad_()
     g = torch.randn(F.max_pool2d(x, 2).shape, generator=torch.Generator().manual_seed(1))
