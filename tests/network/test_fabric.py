@@ -29,21 +29,15 @@ operations = st.lists(st.one_of(
 ), min_size=1, max_size=40)
 
 
-@settings(max_examples=200, deadline=None)
-@given(operations, st.lists(st.floats(1e5, 1e7), min_size=5, max_size=5))
-def test_incremental_rates_equal_a_solve_from_scratch(ops, capacities):
+def _play(ops, capacities, after_each, until=None):
+    """Run ``ops`` on a fabric of 5 channels (link k owns channel k), calling
+    ``after_each(channels, flows)`` once each operation's instant has settled; returns the
+    channels and each flow's end (time, ok) by its start order."""
     env = simpy.Environment()
     fabric = Fabric(env)
     channels = [Channel(fabric, f"c{k}", capacities[k]) for k in range(5)]
-    links = [object() for _ in range(5)]  # link k owns channel k
-    flows = []
-
-    def check():
-        alive, expected = scratch_rates(channels, flows)
-        for flow, rate in zip(alive, expected, strict=True):
-            assert flow.rate == pytest.approx(rate, rel=1e-6, abs=1e-6)
-        for c in channels:
-            assert c.load == pytest.approx(sum(f.rate for f in c.flows), rel=1e-6, abs=1e-6)
+    links = [object() for _ in range(5)]
+    flows, ends = [], {}
 
     def driver():
         for op in ops:
@@ -52,6 +46,8 @@ def test_incremental_rates_equal_a_solve_from_scratch(ops, capacities):
                 flow = fabric.transmit([channels[k] for k in path], [links[k] for k in path],
                                        nbits, cap)
                 flow.event.defused = True
+                flow.event.callbacks.append(lambda e, key=len(flows): ends.setdefault(
+                    key, (env.now, e.ok)))
                 flows.append(flow)
             elif op[0] == "capacity":
                 channels[op[1]].set_capacity(op[2])
@@ -65,47 +61,32 @@ def test_incremental_rates_equal_a_solve_from_scratch(ops, capacities):
             yield env.timeout(0)
             while not fabric.settled:  # the pass of this instant, after events queued before
                 yield env.timeout(0)
-            check()
+            after_each(channels, flows)
 
     env.process(driver())
-    env.run(until=1000)
+    env.run(until=until)
+    return channels, ends
+
+
+@settings(max_examples=200, deadline=None)
+@given(operations, st.lists(st.floats(1e5, 1e7), min_size=5, max_size=5))
+def test_incremental_rates_equal_a_solve_from_scratch(ops, capacities):
+    def check(channels, flows):
+        alive, expected = scratch_rates(channels, flows)
+        for flow, rate in zip(alive, expected, strict=True):
+            assert flow.rate == pytest.approx(rate, rel=1e-6, abs=1e-6)
+        for c in channels:
+            assert c.load == pytest.approx(sum(f.rate for f in c.flows), rel=1e-6, abs=1e-6)
+
+    _play(ops, capacities, check, until=1000)
 
 
 def _run_ops(ops, capacities) -> list:
-    """Every flow's rate after each operation, then each flow's end (time, ok), exactly."""
-    env = simpy.Environment()
-    fabric = Fabric(env)
-    channels = [Channel(fabric, f"c{k}", capacities[k]) for k in range(5)]
-    links = [object() for _ in range(5)]
-    flows, seen, ends = [], [], {}
-
-    def driver():
-        for op in ops:
-            if op[0] == "start":
-                _, path, nbits, cap = op
-                flow = fabric.transmit([channels[k] for k in path], [links[k] for k in path],
-                                       nbits, cap)
-                flow.event.defused = True
-                key = len(flows)
-                flow.event.callbacks.append(lambda e, key=key: ends.setdefault(
-                    key, (env.now, e.ok)))
-                flows.append(flow)
-            elif op[0] == "capacity":
-                channels[op[1]].set_capacity(op[2])
-            elif op[0] == "fail":
-                channels[op[1]].fail(links[op[1]])
-            elif op[0] == "cap":
-                if flows:
-                    fabric.set_cap(flows[op[1] % len(flows)], op[2])
-            else:
-                yield env.timeout(op[1])
-            yield env.timeout(0)
-            while not fabric.settled:
-                yield env.timeout(0)
-            seen.append([(f.rate, f.sent_bits) for f in flows])
-
-    env.process(driver())
-    env.run()
+    """Every flow's rate and progress after each operation, each flow's end (time, ok) and the
+    channels' loads at the end, exactly."""
+    seen = []
+    channels, ends = _play(ops, capacities, lambda _, flows: seen.append(
+        [(f.rate, f.sent_bits) for f in flows]))
     return seen + [sorted(ends.items())] + [[c.load for c in channels]]
 
 
