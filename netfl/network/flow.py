@@ -63,7 +63,7 @@ class FlowClass:
 class Flow:
     """``nbits`` crossing ``channels`` together. ``event`` succeeds ``tail_s`` seconds after
     the last bit has been sent (the transport's propagation to the path's end, so that a
-    transfer waits on one event, not two: about a tenth of a transfer's host time), or fails
+    transfer waits on one event, not on the flow's end and then a timeout), or fails
     with :class:`LinkDown` at once when a link of ``links`` goes down while bits are still
     being sent. ``ended_at``: when the last bit was sent (None before)."""
 

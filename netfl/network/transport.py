@@ -198,7 +198,7 @@ def slow_start_windows(initial_window: int, delayed_ack: int):
 
 class PipelinedSend:
     """One attempt of a pipelined transfer: ``wire_bits`` over ``links`` (crossing
-    ``channels``) as one flow, after ``handshake_s`` of connection set-up.
+    ``channels``) as one flow, after the connection set-up that ``start`` is given.
 
     The transfer's process waits on one event, ``done``: it succeeds a latency after the last
     bit was sent (``Flow.tail_s``), or fails with HopFailed (a link went down during the set-up)
