@@ -219,7 +219,8 @@ def test_a_link_class_can_carry_its_own_transport(netbench):
 def test_a_tcp_transfer_wakes_its_process_once_for_all_its_round_trips(netbench):
     """The set-up and the slow-start rounds run on timer callbacks: the transfer's generator
     (and every generator it is nested in) yields once, where a loop over the rounds yielded
-    once per round trip (seven here), with the same end time."""
+    once per round trip (eight here: the set-up, six rounds, the last bit), with the same end
+    time."""
     bench = one_hop(netbench, rate="1 Gbps", delay="50 ms", delayed_ack=1)
     yields, end = [], {}
 
