@@ -31,7 +31,8 @@ from netfl.scenario.sections import EdgeWorld, FakeModel
 from netfl.sim.clock import RandomStreams
 from netfl.sim.cores import available_memory_bytes
 from netfl.sim.host_time import (
-    COMPRESSION_METHODS,
+    ALGORITHM_COMPRESSION_METHODS,
+    COMPRESSOR_METHODS,
     EVALUATION_METHODS,
     TRAINING_METHODS,
     HostTimes,
@@ -141,9 +142,10 @@ class Simulation:
         context = Context(self.env, self.world, self.network, self.fleet, self.trainer,
                           self.streams, self.trace, scenario.stop)
         self.algorithm = algorithm_class(scenario.algorithm.kind)(context, scenario.algorithm)
-        self.host_times.time_methods(self.algorithm, COMPRESSION_METHODS, "compression_s")
+        self.host_times.time_methods(self.algorithm, ALGORITHM_COMPRESSION_METHODS,
+                                     "compression_s")
         self.host_times.time_methods(getattr(self.algorithm, "compressor", None),
-                                     COMPRESSION_METHODS, "compression_s")
+                                     COMPRESSOR_METHODS, "compression_s")
         self.host_times.parts["setup_s"] = time.perf_counter() - began
 
     def _check_memory(self) -> None:

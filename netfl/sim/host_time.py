@@ -22,7 +22,8 @@ import time
 
 TRAINING_METHODS = ("local_train", "gradients", "weighted_gradient", "smoothness")
 EVALUATION_METHODS = ("evaluate",)
-COMPRESSION_METHODS = ("compress", "compressed_towards")
+COMPRESSOR_METHODS = ("compress",)  # of the algorithm's compressor
+ALGORITHM_COMPRESSION_METHODS = ("compressed_towards",)  # of the algorithm
 
 
 class HostTimes:
