@@ -42,13 +42,13 @@ class GradientMethods:
                             for d, w in zip(draws, weights, strict=True)]),
             dtype=self._train_x.dtype, device=self.device)
         index = torch.as_tensor(np.concatenate(draws), device=self.device)
-        x, y = self._train_x[index], self._train_y[index]
         parts = fused_parts(len(index)) if self.device.type == "cpu" else 1
         if parts == 1:
-            return flatten(self._main.grads_at(params, x, y, sample_weights))
+            return flatten(self._main.grads_at(params, self._train_x[index],
+                                               self._train_y[index], sample_weights))
         workers = min(self.max_workers, parts)
-        return gradient_in_parts(self._replica_set(workers), params, x, y, sample_weights, parts,
-                                 self._workers())
+        return gradient_in_parts(self._replica_set(workers), params, self._train_x,
+                                 self._train_y, index, sample_weights, parts, self._workers())
 
     def smoothness(self, params: torch.Tensor, client: int, rng: np.random.Generator,
                    samples: int = 256, relative_step: float = 1e-3) -> float:

@@ -4,7 +4,7 @@ each worker, so that every core works and a result never depends on how many the
 from __future__ import annotations
 
 import contextlib
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
 import torch
@@ -50,15 +50,19 @@ def worker_pool(workers: int) -> ThreadPoolExecutor:
 
 def on_replicas(replicas: list[FlatModel], items, work, pool: ThreadPoolExecutor) -> list:
     """``work(replica, group)`` for ``items`` cut into one run of consecutive items per
-    replica (each run on a worker thread of ``pool`` where there is more than one), torch
-    single-threaded; every run's results, concatenated in item order."""
+    replica, torch single-threaded: the first run on the calling thread, each other on a
+    worker thread of ``pool`` (the caller works rather than waits: one thread hand-over
+    fewer, 0.3 ms of a Fed-CHS fused gradient's 3); every run's results, concatenated in
+    item order."""
     groups = np.array_split(np.asarray(items), len(replicas))
     with single_threaded_torch():
-        if len(replicas) == 1:
-            return list(work(replicas[0], groups[0]))
         futures = [pool.submit(work, replica, group)
-                   for replica, group in zip(replicas, groups, strict=True)]
-        return [result for f in futures for result in f.result()]
+                   for replica, group in zip(replicas[1:], groups[1:], strict=True)]
+        try:
+            results = list(work(replicas[0], groups[0]))
+        finally:  # a replica is never left working behind a caller that has moved on
+            wait(futures)
+        return results + [result for f in futures for result in f.result()]
 
 
 def batch_scores(replicas: list[FlatModel], params: torch.Tensor, x: torch.Tensor,
@@ -92,19 +96,22 @@ def _score(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> tuple[int, flo
 
 
 def gradient_in_parts(replicas: list[FlatModel], params: torch.Tensor, x: torch.Tensor,
-                      y: torch.Tensor, sample_weights: torch.Tensor, parts: int,
-                      pool: ThreadPoolExecutor) -> torch.Tensor:
-    """The gradient of the weighted loss sum_s sample_weights[s] * loss_s at ``params``, as the
-    sum of ``parts`` equal, consecutive parts' gradients, added in part order: each replica
-    (one per worker thread) computes a consecutive run of parts, torch single-threaded. The
-    same bits whatever the replica count."""
-    bounds = np.linspace(0, len(y), parts + 1).astype(int)
+                      y: torch.Tensor, index: torch.Tensor, sample_weights: torch.Tensor,
+                      parts: int, pool: ThreadPoolExecutor) -> torch.Tensor:
+    """The gradient of the weighted loss sum_s sample_weights[s] * loss_s over the samples
+    ``x[index]``, ``y[index]`` at ``params``, as the sum of ``parts`` equal, consecutive parts'
+    gradients, added in part order: each replica (one per thread) gathers and computes a
+    consecutive run of parts, torch single-threaded. The same bits whatever the replica
+    count."""
+    bounds = np.linspace(0, len(index), parts + 1).astype(int)
 
     def run(replica: FlatModel, group) -> list[torch.Tensor]:
-        return [flatten(replica.grads_at(params, x[bounds[k]:bounds[k + 1]],
-                                         y[bounds[k]:bounds[k + 1]],
-                                         sample_weights[bounds[k]:bounds[k + 1]]))
-                for k in group]
+        pieces = []
+        for k in group:
+            rows = index[bounds[k]:bounds[k + 1]]
+            pieces.append(flatten(replica.grads_at(params, x[rows], y[rows],
+                                                   sample_weights[bounds[k]:bounds[k + 1]])))
+        return pieces
 
     pieces = on_replicas(replicas, range(parts), run, pool)
     total = pieces[0]

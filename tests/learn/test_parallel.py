@@ -1,0 +1,44 @@
+"""on_replicas: the calling thread takes the first run, the pool the others, results in order."""
+
+import threading
+import time
+
+import pytest
+import torch
+
+from netfl.learn.parallel import on_replicas, worker_pool
+
+
+def test_the_caller_works_the_first_run_and_results_come_in_item_order():
+    caller = threading.current_thread()
+    seen = []
+
+    def work(replica, group):
+        seen.append((replica, threading.current_thread() is caller, torch.get_num_threads()))
+        return [(replica, int(i)) for i in group]
+
+    got = on_replicas(["a", "b", "c"], range(7), work, worker_pool(3))
+    assert got == [("a", 0), ("a", 1), ("a", 2), ("b", 3), ("b", 4), ("c", 5), ("c", 6)]
+    assert sorted(seen)[0] == ("a", True, 1)  # the caller's run, single-threaded torch
+    assert [on_pool for _, on_pool, _ in sorted(seen)[1:]] == [False, False]
+
+
+def test_one_replica_runs_on_the_caller_alone():
+    got = on_replicas(["only"], range(3), lambda r, g: [threading.current_thread().name] * len(g),
+                      worker_pool(2))
+    assert got == [threading.current_thread().name] * 3
+
+
+def test_a_failing_first_run_waits_for_the_others_before_raising():
+    finished = []
+
+    def work(replica, group):
+        if replica == "a":
+            raise RuntimeError("boom")
+        time.sleep(0.05)  # still working when the caller's run has failed
+        finished.append(replica)
+        return list(group)
+
+    with pytest.raises(RuntimeError, match="boom"):
+        on_replicas(["a", "b"], range(4), work, worker_pool(2))
+    assert finished == ["b"]  # no replica left working behind the caller
