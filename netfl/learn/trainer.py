@@ -162,9 +162,10 @@ class TorchTrainer(ClientData, GradientMethods):
         """
         clients = list(clients)
         counts = [int(n) for n in np.broadcast_to(np.asarray(steps), (len(clients),))]
-        if not torch.is_tensor(params):
-            params = torch.stack(list(params))
-        starts = params.expand(len(clients), -1) if params.dim() == 1 else params
+        if torch.is_tensor(params) and params.dim() == 1:
+            starts = params.expand(len(clients), -1)
+        else:  # one vector per client, never stacked into a (B, P) copy here: each path
+            starts = list(params)  # copies only the rows it trains, where it trains them
         if len(starts) != len(clients):
             raise ValueError(f"local_train: {len(starts)} start vectors for {len(clients)} "
                              f"clients")
@@ -187,8 +188,8 @@ class TorchTrainer(ClientData, GradientMethods):
             for positions in by_batch.values():
                 # most steps first: the clients still training at a step are a prefix
                 positions = sorted(positions, key=lambda i: -counts[i])
-                mine = (params.expand(len(positions), -1) if params.dim() == 1
-                        else starts[positions])  # (indexing would copy a shared start B times)
+                mine = (params.expand(len(positions), -1) if isinstance(starts, torch.Tensor)
+                        else [starts[i] for i in positions])  # (no copy of a shared start)
                 trained = self._train_stacked(mine, [draws[i] for i in positions],
                                               rates[positions],
                                               [extras[i] for i in positions], options)
@@ -244,6 +245,8 @@ class TorchTrainer(ClientData, GradientMethods):
         (B, P) tensor per parameter tensor (5x slower for the Fed-CHS MLP)."""
         if self._dense:
             return self._train_dense(starts, draws, rates, extras, options)
+        if not torch.is_tensor(starts):
+            starts = torch.stack(starts)
         theta = starts.clone()
         lr = (float(rates[0]) if np.all(rates == rates[0])
               else torch.as_tensor(rates, dtype=starts.dtype, device=self.device))
@@ -273,7 +276,8 @@ class TorchTrainer(ClientData, GradientMethods):
                         strict=True))
 
     def _train_dense(self, starts, draws, rates, extras, options) -> list[tuple]:
-        """SGD of a dense ReLU network (netfl.learn.dense) from ``starts`` (B, P) on pre-drawn
+        """SGD of a dense ReLU network (netfl.learn.dense) from ``starts`` (a (B, P) tensor,
+        or B vectors: each chunk's rows are then copied from them on its thread) on pre-drawn
         batches ``draws`` (B arrays of (steps_i, b), steps_i not increasing), with the options
         of ``sgd_step_``; returns (parameters, momentum buffer or None) per client. Cache-sized
         chunks of clients, each chunk's tensors contiguous (strided views of a (B, P) block ran
@@ -281,9 +285,10 @@ class TorchTrainer(ClientData, GradientMethods):
         with torch single-threaded as in ``_train_loop``: a client's result is the same bits
         whatever its chunk, the clients beside it, the worker count and ``threads``, and every
         core works."""
-        out = torch.empty(len(draws), self.num_params, dtype=starts.dtype, device=self.device)
+        dtype = starts[0].dtype
+        out = torch.empty(len(draws), self.num_params, dtype=dtype, device=self.device)
         lr = (float(rates[0]) if np.all(rates == rates[0])
-              else torch.as_tensor(rates, dtype=starts.dtype, device=self.device))
+              else torch.as_tensor(rates, dtype=dtype, device=self.device))
         momentum = options["momentum"]
         buffer = (torch.stack([self._momentum_buffer(starts[0], initial, momentum)
                                for _, initial in extras]) if momentum else None)
@@ -296,17 +301,21 @@ class TorchTrainer(ClientData, GradientMethods):
             rows = slice(start, min(start + chunk, len(draws)))
 
             def copies(block):  # contiguous (a view would alias the caller's tensors)
+                if not torch.is_tensor(block):
+                    return self._layer_stacks(block[rows])
                 return [v.clone(memory_format=torch.contiguous_format)
                         for v in self._main.views(block[rows])]
 
             tensors = copies(starts)
             buffers = copies(buffer) if buffer is not None else None
+            anchor = (self._main.views(starts[rows]) if torch.is_tensor(starts)
+                      else copies(starts) if options["prox_mu"] else None)
             mine = draws[rows]
             batches = [self._gather(np.stack([d[s] for d in mine if len(d) > s]))
                        for s in range(len(mine[0]))]  # per step, of the clients still training
             dense_sgd_(tensors, [x.reshape(*y.shape, -1) for x, y in batches],
                        [y for _, y in batches], lr if isinstance(lr, float) else lr[rows],
-                       anchor=self._main.views(starts[rows]), buffers=buffers,
+                       anchor=anchor, buffers=buffers,
                        correction=None if corr is None else self._main.views(corr[rows]),
                        **options)
             for view, trained in zip(self._main.views(out[rows]), tensors, strict=True):
@@ -327,6 +336,12 @@ class TorchTrainer(ClientData, GradientMethods):
                     list(self._workers().map(train, starts_at))
         buffers = [None] * len(draws) if buffer is None else list(buffer.unbind(0))
         return list(zip(out.unbind(0), buffers, strict=True))
+
+    def _layer_stacks(self, vectors: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        """Per parameter tensor of the layout, the rows of ``vectors`` (C flat vectors) as one
+        contiguous (C, *shape) tensor: a copy, each value as it is."""
+        return [torch.stack([v[start:start + n] for v in vectors]).view(len(vectors), *shape)
+                for _, shape, start, n in self._main.layout]
 
     def _replica_set(self, n: int) -> list[FlatModel]:
         """``n`` model replicas, one per worker thread (made on first need, then kept)."""

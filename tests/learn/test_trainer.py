@@ -302,6 +302,24 @@ def test_a_start_and_a_step_count_per_client_give_what_separate_calls_give(
     assert torch.equal(starts, kept)  # the starts are not trained in place
 
 
+@pytest.mark.parametrize("options", [{}, {"prox_mu": 0.1}, {"momentum": 0.9}])
+def test_starts_given_as_a_list_of_vectors_train_as_a_stacked_tensor_does(digits, options):
+    # Group-FEL hands local_train a list (its groups' models, one per member); the dense
+    # path copies each chunk's rows from the list itself, FedProx's anchors included
+    part = partition(digits, ragged=True)
+    clients, steps = [0, 1, 2, 3, 4, 5], [3, 1, 4, 1, 0, 2]
+    base = make(digits, mlp, "vmap", part=part).init_params()
+    shared = [base + 0.01, base - 0.02]
+    listed = [shared[i % 2] for i in range(len(clients))]  # one vector object, many members
+    stacked = torch.stack(listed)
+    want = make(digits, mlp, "vmap", part=part).local_train(stacked, clients, steps, 0.1, 16,
+                                                            **options)
+    got = make(digits, mlp, "vmap", part=part).local_train(listed, clients, steps, 0.1, 16,
+                                                           **options)
+    assert all(torch.equal(a, b) for a, b in zip(got, want, strict=True))
+    assert torch.equal(shared[0], base + 0.01) and torch.equal(shared[1], base - 0.02)
+
+
 def test_starts_must_match_the_clients(digits):
     trainer = make(digits)
     with pytest.raises(ValueError, match="2 start vectors for 3 clients"):
