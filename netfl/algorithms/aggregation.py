@@ -24,9 +24,13 @@ def weighted_average(vectors: Sequence, weights: Sequence[float] | np.ndarray):
         raise ValueError("nothing to aggregate")
     if len(vectors) != len(weights):
         raise ValueError(f"{len(vectors)} vectors but {len(weights)} weights")
-    total = vectors[0] * float(weights[0])
+    total = vectors[0] * float(weights[0])  # a new array: adding into it in place is safe
     for vector, weight in zip(vectors[1:], weights[1:], strict=True):
-        total = total + vector * float(weight)
+        term = vector * float(weight)
+        if term.dtype == total.dtype and term.shape == total.shape:
+            total += term  # the same sum as total + term, without a new array per vector
+        else:
+            total = total + term  # (promotes, or broadcasts, as the operator does)
     return total
 
 

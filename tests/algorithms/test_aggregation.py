@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -18,6 +19,33 @@ def test_data_weights_are_proportional_and_sum_to_one(sizes):
 def test_the_weighted_average_of_equal_vectors_is_the_vector():
     v = np.array([1.0, -2.0, 3.0])
     assert np.allclose(weighted_average([v, v, v], data_weights([1, 2, 3])), v)
+
+
+@given(st.integers(1, 12), st.integers(1, 50), st.integers(0, 2**31 - 1),
+       st.sampled_from(["float32", "float64"]))
+def test_the_weighted_average_is_the_plain_left_to_right_sum_to_the_bit(n, size, seed, dtype):
+    # the sum runs in place; it must be the same floats as total = total + v * w, in order,
+    # on torch tensors and numpy arrays alike, and leave its inputs untouched
+    rng = np.random.default_rng(seed)
+    arrays = [rng.standard_normal(size).astype(dtype) for _ in range(n)]
+    weights = data_weights(rng.uniform(1, 100, n))
+    for vectors in (arrays, [torch.from_numpy(a.copy()) for a in arrays]):
+        kept = [v.copy() if isinstance(v, np.ndarray) else v.clone() for v in vectors]
+        want = vectors[0] * float(weights[0])
+        for v, w in zip(vectors[1:], weights[1:], strict=True):
+            want = want + v * float(w)
+        got = weighted_average(vectors, weights)
+        assert got.dtype == want.dtype
+        assert np.array_equal(np.asarray(got), np.asarray(want))
+        assert all(np.array_equal(np.asarray(a), np.asarray(b)) for a, b in zip(vectors, kept,
+                                                                             strict=True))
+
+
+def test_a_weighted_average_of_mixed_precisions_promotes_as_the_operators_do():
+    low, high = np.ones(3, dtype=np.float32), np.full(3, 0.1, dtype=np.float64)
+    got = weighted_average([low, high], [0.5, 0.5])
+    assert got.dtype == np.float64
+    assert np.array_equal(got, np.float32(0.5) * 1.0 + high * 0.5)
 
 
 @given(st.integers(1, 30), st.floats(0.01, 0.2), st.floats(0.1, 3.0),
