@@ -5,6 +5,8 @@ import copy
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from torch import nn
 
 from netfl.learn.clients import ClientData
@@ -149,6 +151,44 @@ def test_sgd_step_maths():
     torch.testing.assert_close(theta, start - 0.1 * d)
     sgd_step_([theta], [g], 0.1, momentum=0.9, buffers=buffers)
     torch.testing.assert_close(buffers[0], 0.9 * d + g)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.sampled_from([0.0, 0.9]), st.sampled_from([0.0, 1e-3]),
+       st.sampled_from([0.0, 0.01]), st.booleans(), st.booleans(), st.booleans())
+def test_sgd_step_is_the_formula_left_to_right_to_the_bit(seed, momentum, weight_decay, prox_mu,
+                                                          corrected, shared_anchor, per_client):
+    # sgd_step_ adds its terms into one new tensor in place; the floats must be those of the
+    # docstring's expressions evaluated as written, on stacked (3, 4, 5) tensors and a
+    # broadcast anchor (one start for every client) alike
+    rng = torch.Generator().manual_seed(seed)
+    theta = torch.randn(3, 4, 5, generator=rng)
+    grad = torch.randn(3, 4, 5, generator=rng)
+    anchor = torch.randn(*((4, 5) if shared_anchor else (3, 4, 5)), generator=rng)
+    correction = torch.randn(3, 4, 5, generator=rng) if corrected else None
+    buffer = torch.randn(3, 4, 5, generator=rng)
+    lr = torch.tensor([0.1, 0.05, 0.2]) if per_client else 0.1
+    want_theta, want_buffer, kept_grad = theta.clone(), buffer.clone(), grad.clone()
+    d = grad
+    if weight_decay:
+        d = d + weight_decay * want_theta
+    if prox_mu:
+        d = d + prox_mu * (want_theta - anchor)
+    if corrected:
+        d = d + correction
+    if momentum:
+        want_buffer.mul_(momentum).add_(d)
+        d = want_buffer
+    if per_client:
+        want_theta.addcmul_(d, lr.view(-1, 1, 1), value=-1.0)
+    else:
+        want_theta.sub_(d, alpha=lr)
+    sgd_step_([theta], [grad], lr, momentum=momentum, buffers=[buffer] if momentum else None,
+              weight_decay=weight_decay, prox_mu=prox_mu, anchor=[anchor],
+              correction=[correction] if corrected else None)
+    assert torch.equal(theta, want_theta)
+    assert torch.equal(buffer, want_buffer)
+    assert torch.equal(grad, kept_grad)  # the caller's gradient is never written into
 
 
 def test_sgd_step_with_per_client_rates_on_stacked_tensors():
