@@ -48,14 +48,22 @@ def worker_pool(workers: int) -> ThreadPoolExecutor:
     return _POOLS[workers]
 
 
-def on_replicas(replicas: list[FlatModel], items, work, pool: ThreadPoolExecutor) -> list:
+def on_replicas(replicas: list[FlatModel], items, work, pool: ThreadPoolExecutor,
+                caller_works: bool = False) -> list:
     """``work(replica, group)`` for ``items`` cut into one run of consecutive items per
-    replica, torch single-threaded: the first run on the calling thread, each other on a
-    worker thread of ``pool`` (the caller works rather than waits: one thread hand-over
-    fewer, 0.3 ms of a Fed-CHS fused gradient's 3); every run's results, concatenated in
-    item order."""
+    replica, torch single-threaded, each run on a worker thread of ``pool``, or, with
+    ``caller_works``, the first on the calling thread (one thread hand-over fewer: 0.3 ms of a
+    Fed-CHS fused gradient's 3; for evaluation's large products it made issue 17's W1 round
+    10% slower, so only the fused gradient asks for it); every run's results, concatenated
+    in item order."""
     groups = np.array_split(np.asarray(items), len(replicas))
     with single_threaded_torch():
+        if len(replicas) == 1:
+            return list(work(replicas[0], groups[0]))
+        if not caller_works:
+            futures = [pool.submit(work, replica, group)
+                       for replica, group in zip(replicas, groups, strict=True)]
+            return [result for f in futures for result in f.result()]
         futures = [pool.submit(work, replica, group)
                    for replica, group in zip(replicas[1:], groups[1:], strict=True)]
         try:
@@ -113,7 +121,7 @@ def gradient_in_parts(replicas: list[FlatModel], params: torch.Tensor, x: torch.
                                                    sample_weights[bounds[k]:bounds[k + 1]])))
         return pieces
 
-    pieces = on_replicas(replicas, range(parts), run, pool)
+    pieces = on_replicas(replicas, range(parts), run, pool, caller_works=True)
     total = pieces[0]
     for piece in pieces[1:]:
         total = total + piece

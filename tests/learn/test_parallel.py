@@ -1,4 +1,4 @@
-"""on_replicas: the calling thread takes the first run, the pool the others, results in order."""
+"""on_replicas: runs on the pool, or the caller takes the first (caller_works); results in order."""
 
 import threading
 import time
@@ -17,10 +17,13 @@ def test_the_caller_works_the_first_run_and_results_come_in_item_order():
         seen.append((replica, threading.current_thread() is caller, torch.get_num_threads()))
         return [(replica, int(i)) for i in group]
 
-    got = on_replicas(["a", "b", "c"], range(7), work, worker_pool(3))
-    assert got == [("a", 0), ("a", 1), ("a", 2), ("b", 3), ("b", 4), ("c", 5), ("c", 6)]
+    want = [("a", 0), ("a", 1), ("a", 2), ("b", 3), ("b", 4), ("c", 5), ("c", 6)]
+    assert on_replicas(["a", "b", "c"], range(7), work, worker_pool(3), caller_works=True) == want
     assert sorted(seen)[0] == ("a", True, 1)  # the caller's run, single-threaded torch
-    assert [on_pool for _, on_pool, _ in sorted(seen)[1:]] == [False, False]
+    assert [on_caller for _, on_caller, _ in sorted(seen)[1:]] == [False, False]
+    seen.clear()
+    assert on_replicas(["a", "b", "c"], range(7), work, worker_pool(3)) == want
+    assert [on_caller for _, on_caller, _ in seen] == [False, False, False]  # all on the pool
 
 
 def test_one_replica_runs_on_the_caller_alone():
@@ -40,5 +43,5 @@ def test_a_failing_first_run_waits_for_the_others_before_raising():
         return list(group)
 
     with pytest.raises(RuntimeError, match="boom"):
-        on_replicas(["a", "b"], range(4), work, worker_pool(2))
+        on_replicas(["a", "b"], range(4), work, worker_pool(2), caller_works=True)
     assert finished == ["b"]  # no replica left working behind the caller
