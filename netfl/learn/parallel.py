@@ -60,14 +60,11 @@ def on_replicas(replicas: list[FlatModel], items, work, pool: ThreadPoolExecutor
     with single_threaded_torch():
         if len(replicas) == 1:
             return list(work(replicas[0], groups[0]))
-        if not caller_works:
-            futures = [pool.submit(work, replica, group)
-                       for replica, group in zip(replicas, groups, strict=True)]
-            return [result for f in futures for result in f.result()]
+        on_pool = 1 if caller_works else 0  # the runs from this one on go to the pool
         futures = [pool.submit(work, replica, group)
-                   for replica, group in zip(replicas[1:], groups[1:], strict=True)]
+                   for replica, group in zip(replicas[on_pool:], groups[on_pool:], strict=True)]
         try:
-            results = list(work(replicas[0], groups[0]))
+            results = list(work(replicas[0], groups[0])) if caller_works else []
         finally:  # a replica is never left working behind a caller that has moved on
             wait(futures)
         return results + [result for f in futures for result in f.result()]
