@@ -188,7 +188,7 @@ class TorchTrainer(ClientData, GradientMethods):
             for positions in by_batch.values():
                 # most steps first: the clients still training at a step are a prefix
                 positions = sorted(positions, key=lambda i: -counts[i])
-                mine = (params.expand(len(positions), -1) if isinstance(starts, torch.Tensor)
+                mine = (params.expand(len(positions), -1) if torch.is_tensor(starts)
                         else [starts[i] for i in positions])  # (no copy of a shared start)
                 trained = self._train_stacked(mine, [draws[i] for i in positions],
                                               rates[positions],
