@@ -14,7 +14,11 @@ from dataclasses import dataclass
 
 from netfl.network.fabric import Channel, LinkDown
 
-__all__ = ["Channel", "Link", "LinkDown", "LossModel", "link_name"]
+__all__ = ["PATH_CACHE_SIZE", "Channel", "Link", "LinkDown", "LossModel", "link_name"]
+
+# Paths whose per-path facts (links, channels, link names) a cache keeps before forgetting them
+# all at once: memory stays bounded where every client of a million has paths of its own.
+PATH_CACHE_SIZE = 1 << 16
 
 
 @dataclass

@@ -20,7 +20,7 @@ import simpy
 from netfl.errors import TransferFailed
 from netfl.network.access import SIGNAL, MobileAccess
 from netfl.network.fabric import Fabric
-from netfl.network.link import Channel, Link, LossModel
+from netfl.network.link import PATH_CACHE_SIZE, Channel, Link, LossModel
 from netfl.network.transport import HopFailed, down_reason, emit_hops, make_transport
 from netfl.scenario.sections import (
     Links,
@@ -59,6 +59,8 @@ class Network:
         self.env, self.world, self.spec, self.trace = env, world, spec, trace
         self.streams = streams
         self._links: dict[frozenset, Link] = {}
+        self._by_pair: dict[tuple[str, str], Link] = {}  # both orders: no frozenset per lookup
+        self._path_parts: dict[tuple[str, ...], tuple] = {}  # see path_parts
         self._ids = itertools.count()
         self._route_cache: dict[tuple[str, str], list[str] | None] = {}
         self._hub_trees: dict[str, dict[str, list[str]]] = {}  # hub -> its shortest-path tree
@@ -73,13 +75,13 @@ class Network:
         # Routes among edge servers and the cloud; clients join through their access point.
         self._up_graph = nx.subgraph_view(
             world.graph, filter_node=lambda n: world.tier(n) != CLIENT,
-            filter_edge=lambda u, v: self._links[frozenset((u, v))].up)
+            filter_edge=lambda u, v: self._by_pair[(u, v)].up)
         self._hubs = {n for n in world.graph if world.tier(n) != CLIENT and sum(
             1 for v in world.graph[n] if world.tier(v) != CLIENT) >= HUB_DEGREE}
         self.mobile = MobileAccess(self) if world.mobile else None
 
     def _route_weight(self, u: str, v: str, _data: dict) -> float:
-        return self._links[frozenset((u, v))].delay_s + _HOP_TIE_BREAK_S
+        return self._by_pair[(u, v)].delay_s + _HOP_TIE_BREAK_S
 
     # ------------------------------------------------------------------------ construction
 
@@ -125,7 +127,7 @@ class Network:
                 loss_rng = self.streams.derive("network-loss", index)
             link = Link(u, v, data["link_class"], data.get("delay_s", spec.delay), channels[0],
                         channels[1], loss, loss_rng)
-            self._links[frozenset((u, v))] = link
+            self._remember(link)
 
     def start(self) -> None:
         """Start the outage processes of link classes whose availability is not 'always'."""
@@ -148,7 +150,31 @@ class Network:
         return list(self._links.values())
 
     def link(self, u: str, v: str) -> Link:
-        return self._links[frozenset((u, v))]
+        return self._by_pair[(u, v)]
+
+    def _remember(self, link: Link) -> None:
+        self._links[frozenset((link.u, link.v))] = link
+        self._by_pair[(link.u, link.v)] = self._by_pair[(link.v, link.u)] = link
+
+    def path_parts(self, path: list[str]) -> tuple[tuple[Link, ...], tuple, tuple]:
+        """``path``'s links, every channel a flow over it crosses (once each), and each hop's
+        own channel (the first it crosses). Cached per path: a pair's link and a link's channels
+        never change during a run (a mobile world adds links, never replaces one)."""
+        key = tuple(path)
+        parts = self._path_parts.get(key)
+        if parts is None:
+            if len(self._path_parts) >= PATH_CACHE_SIZE:
+                self._path_parts.clear()
+            links = tuple(self._by_pair[hop] for hop in zip(path, path[1:], strict=False))
+            crossed = [link.channels(u, v)
+                       for link, u, v in zip(links, path, path[1:], strict=False)]
+            own = tuple(channels[0] for channels in crossed)
+            if all(len(channels) == 1 for channels in crossed):
+                channels = own
+            else:  # a channel crossed twice (two links of one radio cell) counts once
+                channels = tuple(dict.fromkeys(c for cs in crossed for c in cs))
+            parts = self._path_parts[key] = (links, channels, own)
+        return parts
 
     def clear_routes(self) -> None:
         """Forget cached routes (after link delays changed)."""
@@ -156,12 +182,12 @@ class Network:
         self._hub_trees.clear()
 
     def find_link(self, u: str, v: str) -> Link | None:
-        return self._links.get(frozenset((u, v)))
+        return self._by_pair.get((u, v))
 
     def add_link(self, link: Link) -> None:
         """Add a link made during the run (a mobile world's access link on first contact); it
         starts down where an end has dropped out."""
-        self._links[frozenset((link.u, link.v))] = link
+        self._remember(link)
         for end in (link.u, link.v):
             if end in self._nodes_down:
                 link.hold_down(f"node {end}")

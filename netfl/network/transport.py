@@ -42,17 +42,6 @@ def down_reason(link: Link) -> str:
     return "left-coverage" if link.down_reason in (COVERAGE, SIGNAL) else "link-down"
 
 
-def _path_links(network, path: list[str]) -> tuple[list[Link], list, list]:
-    """The path's links, every channel a flow over it crosses, and each hop's own channel."""
-    links = [network.link(u, v) for u, v in zip(path, path[1:], strict=False)]
-    crossed = [link.channels(u, v) for link, u, v in zip(links, path, path[1:], strict=False)]
-    own = [channels[0] for channels in crossed]
-    if all(len(channels) == 1 for channels in crossed):
-        return links, own, own
-    # a channel crossed twice (two links of one radio cell) counts once: the solver needs a set
-    return links, list(dict.fromkeys(c for channels in crossed for c in channels)), own
-
-
 def emit_hops(network, label: tuple[int, str] | None, links: list[Link], path: list[str],
               channels: list, began: float, ended: float, wire_bits: float) -> None:
     """HopEnd records for ``wire_bits`` sent over ``path``'s ``links`` (their ``channels``) as
@@ -94,7 +83,7 @@ class Pipelined:
 
     def deliver(self, network, path: list[str], nbits: float, held: bool = False,
                 label: tuple[int, str] | None = None):
-        links, channels, own = _path_links(network, path)
+        links, channels, own = network.path_parts(path)
         if network.mobile is not None:  # first: a link's signal may have come back
             for link in links:
                 network.mobile.before_transmit(link)
@@ -212,6 +201,10 @@ class PipelinedSend:
     segments of each slow-start round (None: no slow start, as ``fluid``), at most ``largest``
     each, of ``segment_bits`` each; ``epochs``: the links' down epochs when the attempt began.
     """
+
+    __slots__ = ("env", "fabric", "links", "channels", "epochs", "wire_bits", "rtt", "latency",
+                 "cap", "windows", "largest", "segment_bits", "done", "flow", "began", "_window",
+                 "_round_start_bits")
 
     def __init__(self, network, links: list[Link], channels, wire_bits: float, rtt: float,
                  latency: float, cap: float, windows, largest: float, segment_bits: float,

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
-from netfl.network.link import link_name
+from netfl.network.link import PATH_CACHE_SIZE, link_name
 from netfl.sim.trace import (
     Aggregate,
     Cost,
@@ -56,6 +56,7 @@ class Recorder:
         self.wire_bytes_total = 0.0
         self.bytes_by_tag: Counter[str] = Counter()
         self.bytes_by_link: Counter[str] = Counter()
+        self._link_names: dict[tuple[str, ...], tuple[str, ...]] = {}  # a path's links' names
         self.transfer_time_s_by_tag: Counter[str] = Counter()
         self.transfers_delivered = 0
         self.transfers_failed = 0
@@ -105,8 +106,14 @@ class Recorder:
         self.bytes_raw_by_tag[r.tag] += raw
         self.transfer_time_s_by_tag[r.tag] += r.duration_s
         self.retransmissions += r.retransmissions
-        for u, v in zip(r.path, r.path[1:], strict=False):
-            self.bytes_by_link[link_name(u, v)] += r.nbytes
+        names = self._link_names.get(r.path)
+        if names is None:
+            if len(self._link_names) >= PATH_CACHE_SIZE:  # bounded at a million clients
+                self._link_names.clear()
+            names = self._link_names[r.path] = tuple(
+                link_name(u, v) for u, v in zip(r.path, r.path[1:], strict=False))
+        for name in names:
+            self.bytes_by_link[name] += r.nbytes
 
     def _on_transfer_fail(self, r: TransferFail) -> None:
         self.transfer_attempts_failed += 1
