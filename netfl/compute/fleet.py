@@ -1,8 +1,8 @@
 """The compute side of a running simulation: every node's device, job queue and availability.
 
 * Each node has a profile by tier (clients, edge servers, cloud), a straggler slowdown (drawn once
-  per run) and a SimPy resource: ``accelerators`` jobs at once on servers, one on a client; further
-  jobs queue in arrival order.
+  per run) and job slots (``jobs.py``, SimPy's Resource to the bit): ``accelerators`` jobs at
+  once on servers, one on a client; further jobs queue in arrival order.
 * Clients may drop out: random on/off periods or a trace file. A dropped client's links go down
   (its transfers fail) and any training it started before dropping is void.
 """
@@ -16,6 +16,7 @@ from pathlib import Path
 import simpy
 
 from netfl.compute.device import DeviceProfile, resolve_profile
+from netfl.compute.jobs import JobSlots
 from netfl.compute.timing import aggregation_time_s, jitter_factor, pick_stragglers, train_time_s
 from netfl.errors import ScenarioError, ScenarioProblem
 from netfl.network.transfer import Network
@@ -49,7 +50,7 @@ class Fleet:
                 for node, slow in zip(nodes, mask, strict=True):
                     if slow:
                         self._slowdown[node] = stragglers.slowdown
-        self._resources: dict[str, simpy.Resource] = {}
+        self._slots: dict[str, JobSlots] = {}
         self._up: dict[str, bool] = defaultdict(lambda: True)
         self._last_down_s: dict[str, float] = {}
         availability = spec.clients.availability
@@ -84,18 +85,17 @@ class Fleet:
     def aggregation_time_s(self, node: str, num_params: int, n_updates: int) -> float:
         return aggregation_time_s(num_params, n_updates, self.profile(node).flops)
 
-    def resource(self, node: str) -> simpy.Resource:
+    def slots(self, node: str) -> JobSlots:
         """The node's job queue: ``accelerators`` slots on servers, one on a client."""
-        if node not in self._resources:
+        slots = self._slots.get(node)
+        if slots is None:
             spec = self._tier_spec[self.world.tier(node)]
-            self._resources[node] = simpy.Resource(self.env, getattr(spec, "accelerators", 1))
-        return self._resources[node]
+            slots = self._slots[node] = JobSlots(self.env, getattr(spec, "accelerators", 1))
+        return slots
 
     def run_job(self, node: str, duration_s: float):
         """Generator: queue for a slot on ``node``, then hold it for ``duration_s``."""
-        with self.resource(node).request() as slot:
-            yield slot
-            yield self.env.timeout(duration_s)
+        return self.slots(node).run(duration_s)
 
     # --------------------------------------------------------------------- availability
 
