@@ -288,7 +288,8 @@ class Fabric:
         if first is not None and cls.rate > 0:
             finish = cls.last + max(first.tag - cls.virtual, 0.0) / cls.rate
             heapq.heappush(self._heap, (finish, next(self._sequence), cls.version, cls))
-            self._arm()
+            if finish < self._wake_at:  # else a wake-up at or before it is armed already
+                self._arm()
 
     def _pass(self, _event=None) -> None:
         """Re-solve the classes the pending changes can affect: the changed classes (with the
