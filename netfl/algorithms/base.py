@@ -134,8 +134,9 @@ class Algorithm:
         return {r for r, report in results.items() if report is not None}
 
     def send_up(self, src: str, dst: str) -> Generator:
-        """Send a model or update upwards: compressed by ``compression``, counted both ways."""
-        return (yield from self.send(src, dst, self.upload_bytes, self.download_bytes))
+        """Send a model or update upwards: compressed by ``compression``, counted both ways
+        (``send``'s own generator, not one around it)."""
+        return self.send(src, dst, self.upload_bytes, self.download_bytes)
 
     def exchange(self, server: str, clients: Sequence[str], round_: int, steps: int) -> Generator:
         """Clients download the model from ``server``, compute for ``steps`` local steps and

@@ -285,10 +285,10 @@ class Network:
                  raw_nbytes: float | None = None):
         """``send`` as a generator, for a process to run with ``yield from`` (one process
         fewer per transfer: about a quarter of a transfer's host time); returns the
-        TransferEnd record or raises TransferFailed."""
+        TransferEnd record or raises TransferFailed. (The transfer's own generator itself,
+        not one around it: a frame fewer on every resume.)"""
         raw = float(nbytes if raw_nbytes is None else raw_nbytes)
-        return (yield from self._transfer(src, dst, float(nbytes), tag or self.tag(src, dst),
-                                          raw))
+        return self._transfer(src, dst, float(nbytes), tag or self.tag(src, dst), raw)
 
     def _transfer(self, src: str, dst: str, nbytes: float, tag: str, raw_nbytes: float):
         transfer_id, retry, started = next(self._ids), self.spec.retry, self.env.now
