@@ -6,6 +6,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+# sum_i weights[i] * vectors[i]: every algorithm's aggregate (in learn, where the trainer spreads a
+# large one over its threads with the same floats)
+from netfl.learn.average import weighted_average as weighted_average
+
 
 def data_weights(sizes: Sequence[float] | np.ndarray) -> np.ndarray:
     """Weights proportional to data sizes, summing to 1 (empty in, empty out)."""
@@ -16,22 +20,6 @@ def data_weights(sizes: Sequence[float] | np.ndarray) -> np.ndarray:
     if total <= 0:
         raise ValueError("data sizes must have a positive sum")
     return sizes / total
-
-
-def weighted_average(vectors: Sequence, weights: Sequence[float] | np.ndarray):
-    """sum_i weights[i] * vectors[i]; weights are used as given (normalize them first)."""
-    if len(vectors) == 0:
-        raise ValueError("nothing to aggregate")
-    if len(vectors) != len(weights):
-        raise ValueError(f"{len(vectors)} vectors but {len(weights)} weights")
-    total = vectors[0] * float(weights[0])  # a new array: adding into it in place is safe
-    for vector, weight in zip(vectors[1:], weights[1:], strict=True):
-        term = vector * float(weight)
-        if term.dtype == total.dtype and term.shape == total.shape:
-            total += term  # the same sum as total + term, without a new array per vector
-        else:
-            total = total + term  # (promotes, or broadcasts, as the operator does)
-    return total
 
 
 def option_ii_control(c_i, c, displacement, steps: int, lr: float):

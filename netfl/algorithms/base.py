@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import simpy
 
-from netfl.algorithms.aggregation import data_weights, weighted_average
+from netfl.algorithms.aggregation import data_weights
 from netfl.compute.fleet import Fleet
 from netfl.errors import TransferFailed
 from netfl.learn.compress import NoCompression, make_compressor
@@ -232,9 +232,10 @@ class Algorithm:
 
     def aggregate(self, node: str, updates: list, weights: np.ndarray, level: str,
                   round_: int) -> Generator:
-        """Weighted average of ``updates`` at ``node``, charged to its processor."""
+        """Weighted average of ``updates`` at ``node``, charged to its processor (the
+        trainer's ``weighted_average``: aggregation's, on its threads where it is large)."""
         yield from self.charge_aggregation(node, len(updates), level, round_)
-        return weighted_average(updates, weights)
+        return self.trainer.weighted_average(updates, weights)
 
     def evaluate(self, params, round_: int) -> bool:
         """Evaluate ``params`` on the full test set after ``round_`` rounds (a metrics row; no

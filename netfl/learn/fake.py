@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from netfl.learn.average import weighted_average
 from netfl.learn.clients import BYTES_PER_PARAM, ClientData
 from netfl.learn.partition import Partition
 from netfl.scenario.sections import FakeModel
@@ -72,6 +73,11 @@ class FakeTrainer(ClientData):
                           weights) -> np.ndarray:
         grads = self.gradients(params, clients, batch_size)
         return sum(w * g for w, g in zip(weights, grads, strict=True))
+
+    @staticmethod
+    def weighted_average(vectors, weights) -> np.ndarray:
+        """As the torch trainer's: ``aggregation.weighted_average`` (one-element vectors)."""
+        return weighted_average(vectors, weights)
 
     test_labels = None  # no test set: nothing to screen; evaluate is O(1) anyway
 

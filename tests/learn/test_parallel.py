@@ -1,12 +1,17 @@
-"""on_replicas: runs on the pool, or the caller takes the first (caller_works); results in order."""
+"""on_replicas: runs on the pool, or the caller takes the first (caller_works); results in order.
+weighted_average_in_parts: the one-thread average's very floats."""
 
 import threading
 import time
 
+import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from netfl.learn.parallel import on_replicas, worker_pool
+from netfl.learn.average import weighted_average
+from netfl.learn.parallel import on_replicas, weighted_average_in_parts, worker_pool
 
 
 def test_the_caller_works_the_first_run_and_results_come_in_item_order():
@@ -45,3 +50,18 @@ def test_a_failing_first_run_waits_for_the_others_before_raising():
     with pytest.raises(RuntimeError, match="boom"):
         on_replicas(["a", "b"], range(4), work, worker_pool(2), caller_works=True)
     assert finished == ["b"]  # no replica left working behind the caller
+
+
+@settings(max_examples=60, deadline=None)
+@given(count=st.integers(1, 12), length=st.integers(1, 3000), parts=st.integers(1, 4),
+       dtype=st.sampled_from([torch.float32, torch.float64]), seed=st.integers(0, 2**16))
+def test_an_average_in_parts_is_the_same_floats_as_on_one_thread(count, length, parts, dtype,
+                                                                  seed):
+    generator = torch.Generator().manual_seed(seed)
+    vectors = [torch.randn(length, generator=generator, dtype=dtype) * 10 ** (k % 5 - 2)
+               for k in range(count)]
+    weights = np.random.default_rng(seed).dirichlet(np.ones(count))
+    want = weighted_average(vectors, weights)
+    got = weighted_average_in_parts(vectors, weights, parts, worker_pool(2))
+    assert got.dtype == want.dtype and torch.equal(got, want)
+    assert all(v.data_ptr() != got.data_ptr() for v in vectors)  # a new tensor, inputs kept
