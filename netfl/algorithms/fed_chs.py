@@ -201,7 +201,9 @@ class FedCHS(Algorithm):
             if arrived:
                 gamma = data_weights(self.trainer.client_sizes[self.indices(arrived)])
                 yield from self.charge_aggregation(es, len(arrived), "edge", t)
-                w = w - eta * self.aggregated_gradient(w, arrived, gamma)
+                step = self.aggregated_gradient(w, arrived, gamma)  # a new tensor: ours
+                step *= eta  # in place, the same floats as eta * step
+                w = w - step
         else:
             result = yield from self.train_round(es, clients, w, t, steps=steps, lr=eta)
             if result.updates:

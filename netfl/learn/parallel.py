@@ -119,9 +119,9 @@ def gradient_in_parts(replicas: list[FlatModel], params: torch.Tensor, x: torch.
         return pieces
 
     pieces = on_replicas(replicas, range(parts), run, pool, caller_works=True)
-    total = pieces[0]
+    total = pieces[0]  # a new tensor (flatten's): adding into it is the same sum, no copy
     for piece in pieces[1:]:
-        total = total + piece
+        total += piece
     return total
 
 
