@@ -56,7 +56,7 @@ from netfl.learn.parallel import (
 from netfl.learn.partition import Partition
 from netfl.learn.sgd import sgd_step_
 from netfl.sim.clock import RandomStreams
-from netfl.sim.cores import available_cores
+from netfl.sim.cores import available_cores, keep_freed_memory
 
 EVAL_BATCH = 1000
 # An aggregate of at least this many values in all goes to the worker threads (a cloud round of
@@ -90,6 +90,7 @@ class TorchTrainer(ClientData, GradientMethods):
         """``threads``: torch's intra-op threads for this process from now on (None leaves
         them): float sums split by thread count, so a fixed count keeps results identical."""
         super().__init__(partition, streams)
+        keep_freed_memory()  # large tensors every round: no fresh pages for each (see there)
         if threads is not None:
             torch.set_num_threads(threads)
         self.max_workers = max_workers or min(available_cores(), 8)

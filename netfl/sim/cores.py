@@ -3,6 +3,8 @@ the checks made before a run allocates share them)."""
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
 
 
@@ -49,3 +51,28 @@ def _cgroup_headroom_bytes(root: str = "/sys/fs/cgroup") -> int | None:
             return max(int(limit) - int(current_file.read().strip()), 0)
     except (OSError, ValueError):
         return None
+
+
+# glibc's mallopt parameters (malloc.h)
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+KEEP_FREED_BELOW_BYTES = 1 << 30
+
+
+def keep_freed_memory() -> bool:
+    """Have glibc's malloc keep freed memory for reuse (up to blocks of
+    KEEP_FREED_BELOW_BYTES) instead of handing it back to the OS; True where it took.
+
+    By default a block over 32 MB (a trainer's (clients x P) result: 80 MB for a cloud round
+    of 100 clients of the 199k-parameter MLP; its aggregate, its stacked starts) is mapped
+    afresh on every allocation and unmapped on free, so each round page-faults and zeroes it
+    again: the Fed-CHS paper's FedAvg round of 100 one-step clients trained in 54 ms on two
+    workers, 35-39 ms with freed memory kept (the same floats: where memory comes from does
+    not change arithmetic). The price: the process keeps its peak heap until it ends, which
+    a run's peak resident memory already counts. A no-op (False) off glibc (macOS, musl)."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError, TypeError):
+        return False
+    return bool(mallopt(_M_MMAP_THRESHOLD, ctypes.c_int(KEEP_FREED_BELOW_BYTES))
+                and mallopt(_M_TRIM_THRESHOLD, ctypes.c_int(2**31 - 1)))
