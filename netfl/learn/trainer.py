@@ -39,7 +39,6 @@ from torch import nn
 from torch.func import functional_call, grad, vmap
 from torch.nn import functional as F
 
-from netfl.learn.average import weighted_average
 from netfl.learn.clients import BYTES_PER_PARAM, ClientData
 from netfl.learn.data import Dataset
 from netfl.learn.dense import chunk_size, dense_layers, dense_sgd_
@@ -47,10 +46,10 @@ from netfl.learn.flat import FlatModel
 from netfl.learn.gradients import GradientMethods
 from netfl.learn.models import count_params, flops_per_sample
 from netfl.learn.parallel import (
+    average,
     batch_scores,
     on_replicas,
     single_threaded_torch,
-    weighted_average_in_parts,
     worker_pool,
 )
 from netfl.learn.partition import Partition
@@ -59,10 +58,7 @@ from netfl.sim.clock import RandomStreams
 from netfl.sim.cores import available_cores, keep_freed_memory
 
 EVAL_BATCH = 1000
-# An aggregate of at least this many values in all goes to the worker threads (a cloud round of
-# 100 updates of the 199k-parameter MLP: 20 million, 7.5 -> 4.5 ms on two threads; below about a
-# million the hand-over costs what the second core saves)
-PARALLEL_AVERAGE_FLOATS = 1 << 20
+
 def choose_path(model: nn.Module, device: torch.device) -> str:
     """The measured rule: the loop for convolutional models on CPU, vmap otherwise; the loop
     for any model with buffers (batch norm's running statistics), which vmap cannot update.
@@ -365,17 +361,10 @@ class TorchTrainer(ClientData, GradientMethods):
         return worker_pool(self.max_workers)
 
     def weighted_average(self, vectors: Sequence[torch.Tensor], weights) -> torch.Tensor:
-        """``aggregation.weighted_average`` (the same floats), on the worker threads where the
-        vectors are many and large enough to pay for it (CPU, one dtype and length, at least
-        PARALLEL_AVERAGE_FLOATS values in all)."""
-        first = vectors[0] if len(vectors) else None
-        if (self.device.type != "cpu" or self.max_workers < 2 or len(vectors) < 2
-                or len(vectors) != len(weights) or not torch.is_tensor(first)
-                or first.dim() != 1 or len(vectors) * first.numel() < PARALLEL_AVERAGE_FLOATS
-                or any(not torch.is_tensor(v) or v.dtype != first.dtype
-                       or v.shape != first.shape for v in vectors)):
-            return weighted_average(vectors, weights)
-        return weighted_average_in_parts(vectors, weights, self.max_workers, self._workers())
+        """``aggregation.weighted_average`` (the same floats), on the worker threads where it
+        is large (``parallel.average``)."""
+        workers = self.max_workers if self.device.type == "cpu" else 1
+        return average(vectors, weights, workers, self._workers())
 
     # ------------------------------------------------------------------- evaluation
 

@@ -379,18 +379,18 @@ def test_the_fake_trainer_takes_a_start_and_a_step_count_per_client(digits):
 def test_the_trainers_average_is_aggregations_on_threads_or_not(digits, monkeypatch):
     """Large aggregates go to the worker threads (monkeypatched to count), small ones and mixed
     ones stay on the caller; the floats are weighted_average's either way."""
-    import netfl.learn.trainer as trainer_module
+    import netfl.learn.parallel as parallel
     from netfl.algorithms.aggregation import weighted_average
 
     trainer = make(digits)
     trainer.max_workers = 2
     calls = []
-    parts = trainer_module.weighted_average_in_parts
-    monkeypatch.setattr(trainer_module, "weighted_average_in_parts",
+    parts = parallel.weighted_average_in_parts
+    monkeypatch.setattr(parallel, "weighted_average_in_parts",
                         lambda *a: calls.append(len(a[0])) or parts(*a))
     generator = torch.Generator().manual_seed(0)
     weights = np.random.default_rng(0).dirichlet(np.ones(20))
-    large = [torch.randn(trainer_module.PARALLEL_AVERAGE_FLOATS // 16 + 3, generator=generator)
+    large = [torch.randn(parallel.PARALLEL_AVERAGE_FLOATS // 16 + 3, generator=generator)
              for _ in range(20)]
     assert torch.equal(trainer.weighted_average(large, weights), weighted_average(large, weights))
     assert calls == [20]
