@@ -16,8 +16,10 @@ from netfl.network.fabric import Channel, LinkDown
 
 __all__ = ["PATH_CACHE_SIZE", "Channel", "Link", "LinkDown", "LossModel", "link_name"]
 
-# Paths whose per-path facts (links, channels, link names) a cache keeps before forgetting them
-# all at once: memory stays bounded where every client of a million has paths of its own.
+# Paths whose per-path facts (links, channels, link names) a cache keeps: the first this many
+# seen, then no more (memory stays bounded where every client of a million has paths of its own;
+# a cache forgotten when full and refilled cost more than it saved when 100,000 clients' 200,000
+# paths cycled through it each round: 4.6 s of a 59 s round under a profiler).
 PATH_CACHE_SIZE = 1 << 16
 
 

@@ -163,8 +163,6 @@ class Network:
         key = tuple(path)
         parts = self._path_parts.get(key)
         if parts is None:
-            if len(self._path_parts) >= PATH_CACHE_SIZE:
-                self._path_parts.clear()
             links = tuple(self._by_pair[hop] for hop in zip(path, path[1:], strict=False))
             crossed = [link.channels(u, v)
                        for link, u, v in zip(links, path, path[1:], strict=False)]
@@ -173,7 +171,9 @@ class Network:
                 channels = own
             else:  # a channel crossed twice (two links of one radio cell) counts once
                 channels = tuple(dict.fromkeys(c for cs in crossed for c in cs))
-            parts = self._path_parts[key] = (links, channels, own)
+            parts = (links, channels, own)
+            if len(self._path_parts) < PATH_CACHE_SIZE:
+                self._path_parts[key] = parts
         return parts
 
     def clear_routes(self) -> None:

@@ -108,10 +108,9 @@ class Recorder:
         self.retransmissions += r.retransmissions
         names = self._link_names.get(r.path)
         if names is None:
-            if len(self._link_names) >= PATH_CACHE_SIZE:  # bounded at a million clients
-                self._link_names.clear()
-            names = self._link_names[r.path] = tuple(
-                link_name(u, v) for u, v in zip(r.path, r.path[1:], strict=False))
+            names = tuple(link_name(u, v) for u, v in zip(r.path, r.path[1:], strict=False))
+            if len(self._link_names) < PATH_CACHE_SIZE:  # bounded at a million clients
+                self._link_names[r.path] = names
         for name in names:
             self.bytes_by_link[name] += r.nbytes
 
