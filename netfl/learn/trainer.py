@@ -59,6 +59,7 @@ from netfl.sim.cores import available_cores, keep_freed_memory
 
 EVAL_BATCH = 1000
 
+
 def choose_path(model: nn.Module, device: torch.device) -> str:
     """The measured rule: the loop for convolutional models on CPU, vmap otherwise; the loop
     for any model with buffers (batch norm's running statistics), which vmap cannot update.
