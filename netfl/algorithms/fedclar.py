@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from netfl.algorithms.aggregation import data_weights, weighted_average
+from netfl.algorithms.aggregation import data_weights
 from netfl.algorithms.group_fel import Group, GroupFEL
 from netfl.algorithms.grouping import cluster_by_cosine
 
@@ -68,8 +68,8 @@ class FedCLAR(GroupFEL):
         models = {}
         for c in sorted(set(cluster_of.values())):
             mine = [(g, m) for (g, m), label in zip(trained, labels, strict=True) if label == c]
-            models[c] = (weighted_average([m for _, m in mine],
-                                          data_weights([g.data for g, _ in mine]))
+            models[c] = (self.trainer.weighted_average([m for _, m in mine],
+                                                       data_weights([g.data for g, _ in mine]))
                          if mine else x)
         self.cluster_data = {c: float(sum(g.data for g in groups if cluster_of[g.clients] == c))
                              for c in models}

@@ -39,7 +39,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from netfl.algorithms.aggregation import data_weights, option_ii_control, weighted_average
+from netfl.algorithms.aggregation import data_weights, option_ii_control
 from netfl.algorithms.base import Algorithm
 from netfl.algorithms.group_sampling import (
     aggregation_weights,
@@ -119,7 +119,7 @@ class GroupFEL(Algorithm):
         if self.c_global is not None:
             self.update_global_control(arrived)
         models = [x if r is None else r[0] for r in results]
-        return weighted_average(models, self.global_weights(sampled))
+        return self.trainer.weighted_average(models, self.global_weights(sampled))
 
     def train_groups(self, groups: list[Group], x, t: int):
         """Lines 7-14 for ``groups`` in parallel from x, then the cloud's aggregation charge;
@@ -200,7 +200,7 @@ class GroupFEL(Algorithm):
             arrived = schedules[g][0][k]
             models = [self.compressed_towards(m, x_group[g]) for m in models]
             weights = data_weights(self.trainer.client_sizes[self.indices(arrived)])
-            x_group[g] = weighted_average(models, weights)
+            x_group[g] = self.trainer.weighted_average(models, weights)
         changes = self.refresh_controls(moved) if self.c_global is not None else {}
         results: list = [None] * len(groups)
         for g, schedule in enumerate(schedules):
