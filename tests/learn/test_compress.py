@@ -106,3 +106,27 @@ def test_a_fake_model_run_never_loads_torch():
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "False"
+
+
+@pytest.mark.parametrize("ahead_bytes", [1, 4_000, 1 << 20])
+def test_draw_ahead_gives_the_generators_own_stream(ahead_bytes):
+    """Blocks drawn ahead on the helper thread, and rewinds where a call's shape or dtype
+    differs from the last one's, leave exactly the values of plain sequential torch.rand."""
+    from netfl.learn.compress import DrawAhead
+
+    calls = [((300,), torch.float32)] * 3 + [((2, 50), torch.float32), ((2, 50), torch.float64),
+                                             ((300,), torch.float32), ((7,), torch.float32)] * 2
+    plain = torch.Generator().manual_seed(11)
+    ahead = DrawAhead(torch.Generator().manual_seed(11), ahead_bytes=ahead_bytes)
+    for shape, dtype in calls:
+        expected = torch.rand(shape, generator=plain, dtype=dtype)
+        got = ahead.uniform(shape, dtype)
+        assert got.dtype == dtype and torch.equal(got, expected)
+
+
+def test_qsgd_compress_draws_as_the_plain_quantization_does():
+    model = torch.randn(1000, generator=torch.Generator().manual_seed(3))
+    other = torch.randn(130, generator=torch.Generator().manual_seed(4))
+    compressor, plain = QSGD(16, 64, seed=9), torch.Generator().manual_seed(9)
+    for vector in [model, model, other, model, other, other]:
+        assert torch.equal(compressor.compress(vector), _plain_qsgd(vector, 16, 64, plain))
