@@ -16,6 +16,15 @@ model: fake, 100k parameters. Hierarchical FedAvg: ``rounds`` cloud rounds of 2 
 1 local step; Fed-CHS: ``rounds`` x 10 rounds of K = 2 interactions. Prints a row per size and
 algorithm and, last, ``scale_slope: time X, memory Y`` (the worse algorithm's least-squares
 slopes over the sizes that finished; goal <= 1.1 each).
+
+Floor: for hierarchical FedAvg, each size also runs ``raw-simpy``: the same rounds in plain
+SimPy with nothing but their events (per client and edge round a download and an upload, each
+holding the client's link as a Resource for size / rate + delay seconds, and a compute timeout
+between; per edge round the edge server waiting for all its clients, per cloud round the edge
+servers exchanging with the cloud over their own core Resource), under the cyclic collector's
+settings a netfl run uses. No routing, fair sharing, TCP, devices or records: what SimPy alone
+costs for the rounds' events, the floor under any netfl built on it. Its rows are printed as an
+algorithm of their own, with netfl's time over it, and ``raw_simpy_slope: time X``.
 """
 
 from __future__ import annotations
@@ -63,6 +72,62 @@ def child(clients: int, algorithm: str, rounds: int) -> None:
                       "rounds": simulation.summary()["rounds"]}))
 
 
+RAW = "raw-simpy"
+PAYLOAD_BITS = 100_000 * 4 * 8.0  # the fake model's 100k float32 parameters
+ACCESS_BPS, ACCESS_DELAY_S = 10e6, 0.005
+CORE_BPS, CORE_DELAY_S = 1e9, 0.02  # the defaults of links.core
+COMPUTE_S = 0.5
+
+
+def raw_simpy_floor(clients: int, rounds: int) -> None:
+    """Hierarchical FedAvg's events in plain SimPy (module docstring), in this process; prints
+    its figures as ``child`` does."""
+    import gc
+
+    import simpy
+
+    from netfl.simulation import RUN_GC_THRESHOLDS
+
+    began = time.perf_counter()
+    env = simpy.Environment()
+    servers = max(clients // 100, 2)
+    access = [simpy.Resource(env) for _ in range(clients)]
+    core = [simpy.Resource(env) for _ in range(servers)]
+
+    def hop(link, seconds):
+        with link.request() as slot:
+            yield slot
+            yield env.timeout(seconds)
+
+    def client_round(client):
+        yield from hop(access[client], PAYLOAD_BITS / ACCESS_BPS + ACCESS_DELAY_S)
+        yield env.timeout(COMPUTE_S * (1 + (client % 10) / 100))  # not all in lock step
+        yield from hop(access[client], PAYLOAD_BITS / ACCESS_BPS + ACCESS_DELAY_S)
+
+    def edge_server(server):
+        members = range(server, clients, servers)
+        for _ in range(rounds):
+            yield from hop(core[server], PAYLOAD_BITS / CORE_BPS + CORE_DELAY_S)
+            for _ in range(2):  # edge rounds per cloud round, as scenario() has it
+                yield env.all_of([env.process(client_round(c)) for c in members])
+            yield from hop(core[server], PAYLOAD_BITS / CORE_BPS + CORE_DELAY_S)
+
+    done = env.all_of([env.process(edge_server(s)) for s in range(servers)])
+    built = time.perf_counter() - began
+    thresholds = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(*RUN_GC_THRESHOLDS)
+    try:
+        env.run(until=done)
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
+    total = time.perf_counter() - began
+    peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
+    print(json.dumps({"build_s": built, "total_s": total, "peak_gb": peak_gb,
+                      "rounds": rounds}))
+
+
 def measure(clients: int, algorithm: str, rounds: int, limit_s: float, limit_gb: float) -> dict:
     def limit_memory():
         cap = int(limit_gb * 1e9)
@@ -100,7 +165,10 @@ def main() -> None:
     args = parser.parse_args()
     if args.child:
         clients, algorithm, rounds = args.child.split(",")
-        child(int(clients), algorithm, int(rounds))
+        if algorithm == RAW:
+            raw_simpy_floor(int(clients), int(rounds))
+        else:
+            child(int(clients), algorithm, int(rounds))
         return
     sizes = [int(s) for s in args.sizes.split(",")]
     algorithms = args.algorithms.split(",")
@@ -108,9 +176,9 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown algorithms {unknown}; known: {', '.join(ALGORITHMS)}")
     print(f"{'algorithm':<12} {'clients':>9} {'build s':>8} {'total s':>8} {'peak GB':>8} status")
-    slopes = []
-    for algorithm in algorithms:
-        finished = []
+    finished: dict[str, list[tuple[int, dict]]] = {}
+    for algorithm in algorithms + ([RAW] if "hier-fedavg" in algorithms else []):
+        finished[algorithm] = []
         for clients in sizes:
             row = measure(clients, algorithm, args.rounds, args.limit_s, args.limit_gb)
             if row["status"] != "ok":
@@ -118,12 +186,20 @@ def main() -> None:
                 break  # a larger size would fail too
             print(f"{algorithm:<12} {clients:>9} {row['build_s']:>8.1f} {row['total_s']:>8.1f} "
                   f"{row['peak_gb']:>8.2f} ok", flush=True)
-            finished.append((clients, row))
-        if len(finished) >= 2:
-            slopes.append((slope([c for c, _ in finished], [r["total_s"] for _, r in finished]),
-                           slope([c for c, _ in finished], [r["peak_gb"] for _, r in finished])))
+            finished[algorithm].append((clients, row))
+    slopes = {name: (slope([c for c, _ in rows], [r["total_s"] for _, r in rows]),
+                     slope([c for c, _ in rows], [r["peak_gb"] for _, r in rows]))
+              for name, rows in finished.items() if len(rows) >= 2}
+    raw = dict(finished.pop(RAW, []))
+    if raw:
+        ratios = ", ".join(f"{c:,}: {r['total_s'] / raw[c]['total_s']:.1f}x"
+                           for c, r in finished.get("hier-fedavg", []) if c in raw)
+        print(f"hier-fedavg over raw SimPy's floor: {ratios}")
+    if RAW in slopes:
+        print(f"raw_simpy_slope: time {slopes.pop(RAW)[0]:.2f}")
     if slopes:
-        time_slope, memory_slope = max(s[0] for s in slopes), max(s[1] for s in slopes)
+        time_slope = max(s[0] for s in slopes.values())
+        memory_slope = max(s[1] for s in slopes.values())
         print(f"scale_slope: time {time_slope:.2f}, memory {memory_slope:.2f}")
 
 

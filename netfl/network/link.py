@@ -57,6 +57,10 @@ class Link:
         self.delay_s = float(delay_s)
         self.loss = loss
         self._channels = {(u, v): _as_tuple(channel_uv), (v, u): _as_tuple(channel_vu)}
+        # a one-hop path's (links, channels crossed, own channels), per direction: on the link,
+        # not in the network's bounded path cache, so a million clients' own paths all hit
+        self.hop_parts = {end: ((self,), tuple(dict.fromkeys(cs)), cs[:1])
+                          for end, cs in self._channels.items()}
         self._held_down: set[str] = set()
         self.down_epoch = 0
         self.down_reason = ""  # the reason that last took the link down

@@ -160,6 +160,8 @@ class Network:
         """``path``'s links, every channel a flow over it crosses (once each), and each hop's
         own channel (the first it crosses). Cached per path: a pair's link and a link's channels
         never change during a run (a mobile world adds links, never replaces one)."""
+        if len(path) == 2:
+            return self._by_pair[(path[0], path[1])].hop_parts[(path[0], path[1])]
         key = tuple(path)
         parts = self._path_parts.get(key)
         if parts is None:

@@ -1,0 +1,43 @@
+"""bench_scale's raw SimPy floor (benchmarks/bench_scale.py): it must run the same rounds as the
+hierarchical FedAvg it is the floor of, or its ratio and slope say nothing."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("bench_scale",
+                                                  ROOT / "benchmarks" / "bench_scale.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_scale"] = module
+    spec.loader.exec_module(module)
+    yield module
+    sys.modules.pop("bench_scale", None)
+
+
+def test_the_floor_runs_the_scenarios_rounds_and_restores_the_collector(bench, capsys):
+    import gc
+
+    thresholds = gc.get_threshold()
+    bench.raw_simpy_floor(300, 3)
+    figures = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert figures["rounds"] == bench.scenario(300, "hier-fedavg", 3)["algorithm"]["rounds"]
+    assert figures["total_s"] >= figures["build_s"] >= 0
+    assert gc.get_threshold() == thresholds and gc.get_freeze_count() == 0
+
+
+def test_the_floor_matches_the_scenarios_world(bench):
+    spec = bench.scenario(300, "hier-fedavg", 3)
+    assert spec["algorithm"]["edge_rounds"] == 2  # raw_simpy_floor's inner loop
+    assert spec["world"]["edge_servers"] == max(300 // 100, 2)
+    assert spec["model"]["params"] * 4 * 8 == bench.PAYLOAD_BITS
+    assert spec["links"]["access"]["rate"] == f"{bench.ACCESS_BPS / 1e6:g} Mbps"
