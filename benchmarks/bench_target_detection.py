@@ -6,8 +6,8 @@ four ways:
 
 * ``eval_every`` only: no target, so the model is evaluated only for the metrics rows (what
   netfl did before targets were checked on every update);
-* ``screened``: the target checked on every update, screened on a stratified subset of
-  ``stop.target_screen_samples`` test samples (the default) and confirmed on the full set;
+* ``screened``: the target checked on every update, screened on nested stratified subsets of
+  the test set (``stop.target_screen_samples``: the default) and confirmed on the full set;
 * ``full``: the target checked on every update on the full test set
   (``target_screen_samples: 0``);
 * ``plateau``: a target just above the best accuracy the run reaches: never crossed, and within
@@ -37,26 +37,26 @@ def host_time(scenario: str, overrides: list[str]) -> tuple[float, dict]:
     return time.perf_counter() - started, result.summary
 
 
-def evaluation_costs(scenario: str, repeats: int = 20) -> tuple[float, float]:
-    """Host seconds of one full test-set evaluation and one screening evaluation of the
-    scenario's model (best of ``repeats``)."""
-    from netfl.learn.screening import stratified_subset
+def evaluation_costs(scenario: str, repeats: int = 20) -> list[float]:
+    """Host seconds of one full test-set evaluation and of each screening stage's evaluation
+    of the scenario's model (best of ``repeats``)."""
+    from netfl.learn.screening import screening_stages
     from netfl.scenario import load_scenario
     from netfl.simulation import Simulation
 
     sim = Simulation(load_scenario(scenario, ["stop.target_accuracy=0.5"]))
     trainer, params = sim.trainer, sim.trainer.init_params()
-    subset = stratified_subset(trainer.test_labels, sim.scenario.stop.target_screen_samples,
-                               sim.streams.get("evaluation"))
+    stages = screening_stages(trainer.test_labels, sim.scenario.stop.target_screen_samples,
+                              0.5, sim.streams.get("evaluation"))
     costs = []
-    for chosen in (None, subset):
+    for chosen in [None] + [increment for increment, _, _ in stages]:
         best = float("inf")
         for _ in range(repeats):
             started = time.perf_counter()
             trainer.evaluate(params, chosen)
             best = min(best, time.perf_counter() - started)
         costs.append(best)
-    return costs[0], costs[1]
+    return costs
 
 
 def main() -> None:
@@ -90,9 +90,10 @@ def main() -> None:
               f"rounds to target {s['rounds_to_target']}")
     assert summaries["screened"]["rounds_to_target"] == summaries["full"]["rounds_to_target"]
     per_round = times["eval_every"] / args.rounds
-    full_eval, screen_eval = evaluation_costs(args.scenario)
-    print(f"per update: full test set {full_eval * 1e3:.1f} ms, screening subset "
-          f"{screen_eval * 1e3:.1f} ms, one round of this scenario {per_round * 1e3:.0f} ms")
+    full_eval, *stage_evals = evaluation_costs(args.scenario)
+    stages = " / ".join(f"{cost * 1e3:.1f}" for cost in stage_evals) or "none"
+    print(f"per update: full test set {full_eval * 1e3:.1f} ms, screening stages {stages} ms, "
+          f"one round of this scenario {per_round * 1e3:.0f} ms")
     for name in ("full", "plateau"):
         print(f"{name}_vs_eval_every: {times[name] / times['eval_every']:.3f}")
     print(f"screened_vs_eval_every: {times['screened'] / times['eval_every']:.3f}")

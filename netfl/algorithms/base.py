@@ -30,7 +30,7 @@ from netfl.algorithms.aggregation import data_weights
 from netfl.compute.fleet import Fleet
 from netfl.errors import TransferFailed
 from netfl.learn.compress import NoCompression, make_compressor
-from netfl.learn.screening import screen_margin, stratified_subset
+from netfl.learn.screening import passes_screen, screening_stages
 from netfl.network.transfer import Network
 from netfl.scenario.sections import Stop
 from netfl.sim.clock import RandomStreams
@@ -99,7 +99,7 @@ class Algorithm:
         # "target_accuracy", "max_local_steps", "max_cost", "diverged"
         self.stopped_by: str | None = None
         self.diverged_round: int | None = None  # the first round whose model was not finite
-        self._screen: tuple | None = None  # (test subset, margin), made on first use
+        self._screen: list | None = None  # the screen's stages, made on first use
         self._deployed: tuple | None = None  # (round, model) last handed to end_round
         self._last_row_round: int | None = None
         self.compressor = make_compressor(getattr(spec, "compression", None),
@@ -277,22 +277,20 @@ class Algorithm:
         if target is None or self.reached_target:
             return None
         if self._screen is None:
-            self._screen = self._screening_subset()
-        subset, margin = self._screen
-        if subset is not None and self.test(params, subset)[0] < target - margin:
+            self._screen = self._screening_stages()
+        if not passes_screen(self._screen, target, lambda chosen: self.test(params, chosen)[0]):
             return None
         return self.test(params)
 
-    def _screening_subset(self) -> tuple:
-        """(test indices, margin) of the screening subset; (None, 0) where the trainer has no
-        test labels (the fake trainer, whose evaluation is free) or the subset would be the
-        whole test set."""
+    def _screening_stages(self) -> list:
+        """The screen's stages (netfl.learn.screening.screening_stages); none where the trainer
+        has no test labels (the fake trainer, whose evaluation is free) or the subsets would be
+        the whole test set."""
         labels = getattr(self.trainer, "test_labels", None)
-        size = self.ctx.stop.target_screen_samples
-        if labels is None or size == 0 or size >= len(labels):
-            return None, 0.0
-        subset = stratified_subset(labels, size, self.ctx.streams.get("evaluation"))
-        return subset, screen_margin(self.ctx.stop.target_accuracy, size, len(labels))
+        if labels is None:
+            return []
+        return screening_stages(labels, self.ctx.stop.target_screen_samples,
+                                self.ctx.stop.target_accuracy, self.ctx.streams.get("evaluation"))
 
     def charge_cost(self, node: str, kind: str, cost_s: float, round_: int) -> None:
         """Book ``cost_s`` seconds of learning cost of ``kind`` against ``node``."""

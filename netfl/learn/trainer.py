@@ -58,6 +58,7 @@ from netfl.sim.clock import RandomStreams
 from netfl.sim.cores import available_cores, keep_freed_memory
 
 EVAL_BATCH = 1000
+CACHED_SUBSETS = 4  # test subsets kept gathered (the target screen's three stages, one more)
 
 
 def choose_path(model: nn.Module, device: torch.device) -> str:
@@ -109,6 +110,10 @@ class TorchTrainer(ClientData, GradientMethods):
         self._train_y = torch.as_tensor(dataset.train_y, device=self.device)
         self._test_x = torch.as_tensor(dataset.test_x, device=self.device)
         self._test_y = torch.as_tensor(dataset.test_y, device=self.device)
+        # the test samples of the last subsets evaluated, gathered once: the screen's stages
+        # are the same index arrays every update (id -> (a copy of the indices, x, y); a hit
+        # needs the same indices, so a reused id or an array changed in place gathers afresh)
+        self._subsets: dict[int, tuple] = {}
         self._names = [name for name, *_ in self._main.layout]
         self._batched_grad = vmap(grad(self._loss_at), randomness="different")
         self._dense = dense_layers(self.model) is not None
@@ -385,8 +390,14 @@ class TorchTrainer(ClientData, GradientMethods):
         result is the same bits whatever the worker count."""
         test_x, test_y = self._test_x, self._test_y
         if subset is not None:
-            index = torch.as_tensor(subset, device=self.device)
-            test_x, test_y = test_x[index], test_y[index]
+            cached = self._subsets.get(id(subset))
+            if cached is None or not np.array_equal(cached[0], subset):
+                index = torch.as_tensor(subset, device=self.device)
+                cached = (np.array(subset, copy=True), test_x[index], test_y[index])
+                if len(self._subsets) >= CACHED_SUBSETS:  # the oldest goes
+                    del self._subsets[next(iter(self._subsets))]
+                self._subsets[id(subset)] = cached
+            test_x, test_y = cached[1], cached[2]
         workers = min(self.max_workers, -(-len(test_y) // EVAL_BATCH))
         if self.device.type != "cpu":
             workers = 1

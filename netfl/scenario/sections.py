@@ -354,17 +354,18 @@ class Stop(Section):
     stops being finite (``diverged``, unless ``tolerate_divergence``), whichever comes first.
 
     The target is checked on every update of the model the algorithm would deploy (every
-    round), on the full test set. To keep that cheap, each update is first screened on a
-    fixed, class-stratified subset of ``target_screen_samples`` test samples; only one that
-    comes within 4 standard errors of the target there is evaluated on the full set
-    (netfl.learn.screening). 0 evaluates every update on the full test set."""
+    round), on the full test set. To keep that cheap, each update is first screened on fixed,
+    class-stratified, nested subsets of 1/6, 1/2 and all of ``target_screen_samples`` test
+    samples (default: 60% of the test set), in turn; only one that comes within 4 standard
+    errors of the target on each is evaluated on the full set (netfl.learn.screening). 0
+    evaluates every update on the full test set."""
 
     target_accuracy: Probability | None = None
     max_sim_time: PositiveDuration | None = None
     max_local_steps: PositiveInt | None = None
     max_cost: PositiveDuration | None = None
     at_target: bool = True
-    target_screen_samples: NonNegativeInt = 2000
+    target_screen_samples: NonNegativeInt | None = None
     tolerate_divergence: bool = Field(
         False, description="go on when the model stops being finite (NaN or inf loss); by "
         "default such a run stops with stop_reason 'diverged' and exits with status 1")

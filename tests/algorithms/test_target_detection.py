@@ -5,7 +5,12 @@ import pandas as pd
 import pytest
 
 import netfl
-from netfl.learn.screening import screen_margin, stratified_subset
+from netfl.learn.screening import (
+    passes_screen,
+    screen_margin,
+    screening_stages,
+    stratified_subset,
+)
 
 FAMILIES = [
     {"kind": "hier-fedavg"},
@@ -105,6 +110,56 @@ def test_screen_margin():
     m = screen_margin(0.8, 2000, 10000)
     assert m == pytest.approx(4 * np.sqrt(0.16 / 2000 * 8000 / 9999))
     assert screen_margin(0.8, 1000, 10000) > m
+
+
+def test_screening_stages_are_nested_stratified_subsets_with_their_margins():
+    labels = np.repeat(np.arange(10), 1000)
+    stages = screening_stages(labels, 6000, 0.8, np.random.default_rng(3))
+    assert [size for _, size, _ in stages] == [1000, 3000, 6000]
+    seen = np.array([], dtype=np.int64)
+    for increment, size, margin in stages:
+        assert len(np.intersect1d(increment, seen)) == 0  # only new samples each stage
+        seen = np.concatenate([seen, increment])
+        assert len(seen) == size and list(np.bincount(labels[seen])) == [size // 10] * 10
+        assert margin == screen_margin(0.8, size, 10000)
+    assert sorted(seen) == list(stratified_subset(labels, 6000, np.random.default_rng(3)))
+    again = screening_stages(labels, 6000, 0.8, np.random.default_rng(3))
+    assert all((a[0] == b[0]).all() for a, b in zip(stages, again, strict=True))
+
+
+def test_screening_stages_default_size_small_stages_and_no_screen():
+    labels = np.repeat(np.arange(10), 1000)
+    rng = np.random.default_rng(0)
+    assert [n for _, n, _ in screening_stages(labels, None, 0.8, rng)] == [1000, 3000, 6000]
+    assert [n for _, n, _ in screening_stages(labels, 600, 0.8, rng)] == [300, 600]  # 100: out
+    assert [n for _, n, _ in screening_stages(labels, 60, 0.8, rng)] == [60]
+    assert screening_stages(labels, 0, 0.8, rng) == []
+    assert screening_stages(labels, 10000, 0.8, rng) == []
+
+
+def test_a_model_just_below_the_target_is_screened_out_before_the_full_test_set():
+    """A model 2 points under the target (on every subset) is within one 2,000-sample subset's
+    margin (2.5 points: the screen before the stages sent it to the full test set on every
+    update); the stages screen it out at their largest, 6,000 samples, with no full
+    evaluation. A model 1 point under passes them all."""
+    labels = np.repeat(np.arange(10), 1000)
+    rng = np.random.default_rng(5)
+    single = [(stratified_subset(labels, 2000, rng), 2000, screen_margin(0.8, 2000, 10000))]
+    assert passes_screen(single, 0.8, lambda chosen: 0.78)
+    evaluated = []
+
+    def accuracy_on(chosen):
+        evaluated.append(len(chosen))
+        return 0.78
+
+    stages = screening_stages(labels, None, 0.8, rng)
+    assert not passes_screen(stages, 0.8, accuracy_on)
+    assert evaluated == [1000, 2000, 3000]  # every stage, each only its new samples
+    assert passes_screen(stages, 0.8, lambda chosen: 0.79)
+    evaluated.clear()
+    assert not passes_screen(stages, 0.8, lambda chosen: accuracy_on(chosen) - 0.1)
+    assert evaluated == [1000]  # far below: the first stage decides
+    assert passes_screen([], 0.8, accuracy_on)
 
 
 def test_metrics_columns_unchanged(tiny):

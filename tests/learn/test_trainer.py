@@ -400,3 +400,20 @@ def test_the_trainers_average_is_aggregations_on_threads_or_not(digits, monkeypa
         assert torch.equal(trainer.weighted_average(vectors, weights),
                            weighted_average(vectors, weights))
     assert calls == [20]
+
+
+def test_a_subset_evaluates_as_its_samples_do_cached_or_not(digits):
+    """The gathered test samples of a subset are kept between calls; a new array with the same
+    indices, or the same array changed in place, gives what a fresh gathering gives."""
+    trainer = make(digits)
+    params = trainer.init_params()
+    subset = np.arange(0, len(trainer.test_labels), 3)
+    first = trainer.evaluate(params, subset)
+    assert trainer.evaluate(params, subset) == first == trainer.evaluate(params, subset.copy())
+    subset[:] = np.arange(1, len(trainer.test_labels), 3)[: len(subset)]
+    changed = trainer.evaluate(params, subset)
+    fresh = make(digits).evaluate(params, subset.copy())
+    assert changed == fresh and changed != first
+    for k in range(10):  # more subsets than are kept
+        trainer.evaluate(params, np.arange(k, len(trainer.test_labels), 5))
+    assert trainer.evaluate(params, subset) == fresh
