@@ -58,6 +58,10 @@ from netfl.sweep.parse import (
 SEED = "seed"
 UNHASHED_DEFAULTS = (("output", "timeline", False), ("stop", "tolerate_divergence", False),
                      ("data", "path", None))
+# fields whose default changed without changing results, hashed at their old default so the
+# ids of sweeps made before stay: stop.target_screen_samples was 2000 (one screening subset)
+# before the staged screen made its default None (60% of the test set)
+HASHED_AS_BEFORE = (("stop", "target_screen_samples", None, 2000),)
 
 
 
@@ -332,6 +336,9 @@ def run_id(params: dict, scenario: Scenario, base_dir: str | Path | None = None)
     for section, key, default in UNHASHED_DEFAULTS:
         if key in resolved.get(section, {}) and resolved[section][key] == default:
             resolved[section].pop(key)
+    for section, key, default, before in HASHED_AS_BEFORE:
+        if key in resolved.get(section, {}) and resolved[section][key] == default:
+            resolved[section][key] = before
     digest = hashlib.sha256(json.dumps(resolved, sort_keys=True).encode()).hexdigest()[:8]
     slug = "_".join(_slug_part(k, v) for k, v in params.items())[:48].strip("_-.")
     return f"{slug}-{digest}" if slug else digest
