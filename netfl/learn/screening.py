@@ -11,9 +11,9 @@ screening size, each stage evaluating only the samples the one before did not ha
 judging the accumulated accuracy against its own margin. A model far below the target is
 screened out by the first, small stage; one just below it by the last, before it costs a full
 evaluation: a model whose accuracy climbs slowly spends hundreds of updates within one
-subset's margin of the target (CHFL's FedAvg baseline: 1,500 updates; one stage of 2,000
-samples sent about 500 of them to the full test set, 9.9 million test samples evaluated in all;
-stages of 1,000, 3,000 and 6,000, by the same model of the margins, about 7 million).
+subset's margin of the target (CHFL's FedAvg baseline, counted over its 1,503 updates before the
+target: one subset of 2,000 samples sent 618 of them to the full test set, 9.2 million test
+samples in all; stages of 1,000, 3,000 and 6,000 samples sent 193, 6.0 million).
 
 The margin is ``z`` standard errors of a subset accuracy at the target: the subset is a draw of
 ``n`` of the ``N`` test samples without replacement, so (ignoring the gain of stratification,
