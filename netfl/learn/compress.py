@@ -66,11 +66,10 @@ class DrawAhead:
     the blocks of further calls of the same shape and dtype (``ahead_bytes`` of them, at least
     one call's), each with the generator's state before it (torch's CPU generator is serial
     and releases the GIL: 0.57 ms of a 0.95 ms QSGD quantization of the 199k-parameter MLP,
-    here); a call of another shape or
-    dtype waits for them, rewinds the generator to the state before the first unused block and
-    draws afresh. So the values never depend on timing or on whether the thread ran, and the
-    generator is used by one thread at a time (the helper's blocks run in order; the caller
-    touches the generator only once they are done)."""
+    here); a call of another shape or dtype waits for them, rewinds the generator to the state
+    before the first unused block and draws afresh. So the values never depend on timing or on
+    whether the thread ran, and the generator is used by one thread at a time (the helper's
+    blocks run in order; the caller touches the generator only once they are done)."""
 
     def __init__(self, generator, ahead_bytes: int = DRAW_AHEAD_BYTES):
         self._generator, self._ahead_bytes = generator, ahead_bytes
@@ -129,17 +128,15 @@ class QSGD:
             return vector
         import torch
 
+        from netfl.learn.parallel import single_threaded_torch
+
         if self._draws is None:
             self._draws = DrawAhead(torch.Generator().manual_seed(self._seed))
         # one core for the arithmetic while the other draws the next call's uniforms (torch's
         # two threads on it as well: 0.92 ms a call against 0.69 ms, the 199k-parameter MLP)
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
+        with single_threaded_torch():
             return qsgd_quantize(vector, self.levels, self.bucket_size,
                                  uniform=self._draws.uniform)
-        finally:
-            torch.set_num_threads(threads)
 
 
 def qsgd_bits(dimension: int, levels: int, bucket_size: int | None) -> int:
