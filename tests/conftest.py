@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import copy
+import importlib.util
+import sys
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 import simpy
@@ -76,3 +80,18 @@ def write_fcd(path, vehicles: dict[str, list[tuple[float, float, float]]]):
                    for t, v in sorted(steps.items()))
     path.write_text(f"<fcd-export>{body}</fcd-export>")
     return path
+
+
+@contextmanager
+def benchmark_module(name: str):
+    """``benchmarks/<name>.py`` imported as module ``name`` for the block (registered in
+    sys.modules meanwhile: dataclasses look their module up by name)."""
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        sys.modules.pop(name, None)

@@ -6,26 +6,18 @@ docs/models/network.md), which stay within 20%."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import statistics
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.conftest import benchmark_module
 
 
 @pytest.fixture(scope="module")
 def harness():
-    spec = importlib.util.spec_from_file_location("validate_ns3",
-                                                  ROOT / "benchmarks" / "validate_ns3.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["validate_ns3"] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    yield module
-    sys.modules.pop("validate_ns3", None)
+    with benchmark_module("validate_ns3") as module:
+        yield module
 
 
 def test_the_suite_has_30_cases_of_every_kind_the_issue_asks(harness):

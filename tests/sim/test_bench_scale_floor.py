@@ -3,25 +3,17 @@ hierarchical FedAvg it is the floor of, or its ratio and slope say nothing."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.conftest import benchmark_module
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_scale",
-                                                  ROOT / "benchmarks" / "bench_scale.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_scale"] = module
-    spec.loader.exec_module(module)
-    yield module
-    sys.modules.pop("bench_scale", None)
+    with benchmark_module("bench_scale") as module:
+        yield module
 
 
 def test_the_floor_runs_the_scenarios_rounds_and_restores_the_collector(bench, capsys):
