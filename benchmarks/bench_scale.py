@@ -82,11 +82,9 @@ COMPUTE_S = 0.5
 def raw_simpy_floor(clients: int, rounds: int) -> None:
     """Hierarchical FedAvg's events in plain SimPy (module docstring), in this process; prints
     its figures as ``child`` does."""
-    import gc
-
     import simpy
 
-    from netfl.simulation import RUN_GC_THRESHOLDS
+    from netfl.simulation import collector_for_a_run
 
     began = time.perf_counter()
     env = simpy.Environment()
@@ -114,14 +112,8 @@ def raw_simpy_floor(clients: int, rounds: int) -> None:
 
     done = env.all_of([env.process(edge_server(s)) for s in range(servers)])
     built = time.perf_counter() - began
-    thresholds = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(*RUN_GC_THRESHOLDS)
-    try:
+    with collector_for_a_run():
         env.run(until=done)
-    finally:
-        gc.set_threshold(*thresholds)
-        gc.unfreeze()
     total = time.perf_counter() - began
     peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
     print(json.dumps({"build_s": built, "total_s": total, "peak_gb": peak_gb,
