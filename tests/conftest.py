@@ -1,4 +1,5 @@
-"""Shared fixtures: tiny scenarios (fake model, no torch) and hand-built networks."""
+"""Shared fixtures: tiny scenarios (fake model, no torch), hand-built networks, and the marker
+of tests that need Fashion-MNIST on this machine."""
 
 from __future__ import annotations
 
@@ -30,6 +31,28 @@ TINY = {
     "algorithm": {"kind": "hier-fedavg", "rounds": 5, "local_steps": 2, "batch_size": 16},
     "output": {"plots": False},
 }
+
+
+def fashion_mnist_folder() -> Path | None:
+    """The folder where netfl's loader finds Fashion-MNIST for a scenario without ``data.root``
+    (Debian's package, then the cache folder, each also as ``raw/`` and ``FashionMNIST/raw/``:
+    the four IDX files, plain or ``.gz``), or None where it would have to download them."""
+    from netfl.learn import datasets
+
+    for base in (datasets.DEBIAN_FASHION_MNIST, datasets.default_cache_dir()):
+        for folder in (base, base / "raw", base / "FashionMNIST" / "raw"):
+            if all((folder / name).is_file() or (folder / f"{name}.gz").is_file()
+                   for name in datasets.MNIST_FILES):
+                return folder
+    return None
+
+
+# A test that reads Fashion-MNIST itself runs where the files are (CI installs Debian's package)
+# and skips, saying why, on a machine without them: a test never downloads a data set.
+needs_fashion_mnist = pytest.mark.skipif(
+    fashion_mnist_folder() is None,
+    reason="Fashion-MNIST is not on this machine (apt-get install dataset-fashion-mnist, or its "
+           "four IDX files in ~/.cache/netfl/datasets)")
 
 
 @pytest.fixture

@@ -256,11 +256,19 @@ def test_every_hand_over_follows_the_rule_and_step_2_decides(tiny):
     assert 3 not in steps  # unequal sizes: no tie is left for the lower-index fallback
 
 
-def test_the_shipped_fed_chs_scenario_exercises_step_2():
-    # with equal client sizes every ES holds the same D_A and step 2 never decides (issue 16)
+def test_the_shipped_fed_chs_scenario_exercises_step_2(tmp_path):
+    # with equal client sizes every ES holds the same D_A and step 2 never decides; the fake
+    # model reads labels only, so Fashion-MNIST's (6,000 a class, shuffled) stand in for it
+    import numpy as np
+
+    labels = np.random.default_rng(0).permutation(np.repeat(np.arange(10), 6000))
+    test = np.repeat(np.arange(10), 100)
+    np.savez(tmp_path / "labels.npz", x_train=np.zeros((len(labels), 1)), y_train=labels,
+             x_test=np.zeros((len(test), 1)), y_test=test)
     steps = replay_hand_overs(FEDCHS / "short-fed-chs.yaml",
                               ["model={kind: fake}", "stop.target_accuracy=null",
-                               "algorithm.rounds=40"])
+                               "algorithm.rounds=40", "data.dataset=arrays",
+                               f"data.path={tmp_path / 'labels.npz'}"])
     assert 2 in steps and 3 not in steps
 
 

@@ -8,14 +8,12 @@ from typer.testing import CliRunner
 import netfl
 from netfl.cli import app
 from netfl.learn import datasets
+from tests.conftest import needs_fashion_mnist
 
-DEBIAN = datasets.DEBIAN_FASHION_MNIST
-HAVE_FMNIST = (DEBIAN / "train-images-idx3-ubyte.gz").is_file()
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.skipif(not HAVE_FMNIST, reason=f"Fashion-MNIST is not installed in {DEBIAN} "
-                    "(apt-get install dataset-fashion-mnist)")
+@needs_fashion_mnist
 @pytest.mark.slow
 def test_a_short_fashion_mnist_run_learns(tmp_path):
     result = netfl.run(ROOT / "scenarios" / "fmnist_hierfedavg.yaml", overrides=[
