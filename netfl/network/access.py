@@ -237,7 +237,12 @@ class MobileAccess:
         if self.world.edge_of(client) is None:
             event = self.env.event()
             self._waiters.setdefault(client, []).append(event)
-            yield self.env.any_of([event, self.env.timeout(self.resume.within)])
+            try:
+                yield self.env.any_of([event, self.env.timeout(self.resume.within)])
+            except simpy.Interrupt:  # the transfer was cancelled: stop waiting
+                if not event.triggered:
+                    self._waiters[client].remove(event)
+                raise
             if not event.triggered:
                 self._waiters[client].remove(event)
                 return None

@@ -184,6 +184,13 @@ class Fabric:
             self._dirty_channels[channel] = None
             self._schedule_pass()
 
+    def cancel(self, flow: Flow) -> None:
+        """Take ``flow`` out now (a cancelled transfer's): its event never fires, its
+        ``sent_bits`` stay what it had sent, and the rates of the flows its channels held back
+        are recomputed this instant. Nothing happens to a flow that has ended or failed."""
+        if flow.cls is not None:
+            self._leave(flow)
+
     def fail_link_on(self, channel: Channel, link: object) -> int:
         failed = [flow for flow in channel.flows if link in flow.links]
         for flow in failed:

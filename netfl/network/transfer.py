@@ -16,12 +16,20 @@ import itertools
 
 import networkx as nx
 import simpy
+from simpy import Interrupt
 
 from netfl.errors import TransferFailed
 from netfl.network.access import SIGNAL, MobileAccess
 from netfl.network.fabric import Fabric
 from netfl.network.link import PATH_CACHE_SIZE, Channel, Link, LossModel
-from netfl.network.transport import HopFailed, down_reason, emit_hops, make_transport
+from netfl.network.transport import (
+    CANCELLED,
+    Cancelled,
+    HopFailed,
+    down_reason,
+    emit_hops,
+    make_transport,
+)
 from netfl.scenario.sections import (
     Links,
     LinkSpec,
@@ -279,20 +287,36 @@ class Network:
              raw_nbytes: float | None = None) -> simpy.Process:
         """Start a transfer: the process's value is its TransferEnd record; or TransferFailed.
 
-        ``raw_nbytes``: the payload's size before compression, for accounting only.
+        ``raw_nbytes``: the payload's size before compression, for accounting only. Interrupting
+        the process cancels the transfer (``transfer``); the process then fails with
+        TransferFailed("cancelled"), defused: a waiter sees it, and none is needed.
         """
-        return self.env.process(self.transfer(src, dst, nbytes, tag, raw_nbytes))
+        raw = float(nbytes if raw_nbytes is None else raw_nbytes)
+        return self.env.process(self._transfer(src, dst, float(nbytes), tag or self.tag(src, dst),
+                                               raw, own_process=True))
 
     def transfer(self, src: str, dst: str, nbytes: float, tag: str | None = None,
                  raw_nbytes: float | None = None):
         """``send`` as a generator, for a process to run with ``yield from`` (one process
         fewer per transfer: about a quarter of a transfer's host time); returns the
         TransferEnd record or raises TransferFailed. (The transfer's own generator itself,
-        not one around it: a frame fewer on every resume.)"""
+        not one around it: a frame fewer on every resume.)
+
+        Cancelling: interrupting the process running the transfer, at any point of it (set-up,
+        slow start, sending, propagation, a retry's back-off, waiting for coverage, custody at a
+        relay, a resumed upload's forwarded parts, which are cancelled too), takes its flows out
+        of the fabric at once (the others' max-min shares are recomputed that instant), emits
+        one TransferFail record (reason "cancelled", ``will_retry`` False, ``wire_bytes`` the
+        bits sent so far, earlier attempts included) and raises TransferFailed("cancelled").
+        A transfer never interrupted runs exactly as without this."""
         raw = float(nbytes if raw_nbytes is None else raw_nbytes)
         return self._transfer(src, dst, float(nbytes), tag or self.tag(src, dst), raw)
 
-    def _transfer(self, src: str, dst: str, nbytes: float, tag: str, raw_nbytes: float):
+    def _transfer(self, src: str, dst: str, nbytes: float, tag: str, raw_nbytes: float,
+                  own_process: bool = False):
+        """The transfer's generator (``transfer``); ``own_process``: it runs a process of its
+        own (``send``), defused when cancelled. Longer than 80 lines: one generator, so a resume
+        crosses no extra frame."""
         transfer_id, retry, started = next(self._ids), self.spec.retry, self.env.now
         nbits, wire_bits, retransmissions = nbytes * 8.0, 0.0, 0
         label = (transfer_id, tag) if self.trace.wants(HopEnd) else None
@@ -304,62 +328,79 @@ class Network:
                 nbytes=nbytes, reason=reason, wire_bytes=wire_bits / 8.0,
                 link=link.name if link else "", will_retry=will_retry))
 
-        for attempt in itertools.count():
-            if self.trace.wants(TransferStart):
-                self.trace.emit(TransferStart(time_s=self.env.now, transfer_id=transfer_id,
-                                              src=src, dst=dst, tag=tag, nbytes=nbytes,
-                                              attempt=attempt))
-            path = self.route(src, dst)
-            try:
-                if path is None:
-                    raise HopFailed(None, "no-route", 0.0)
-                sent, lost, path = yield from self._deliver(path, nbits, label)
-                wire_bits += sent
-                retransmissions += lost
-            except HopFailed as failure:
-                wire_bits += failure.wire_bits
-                cut_at, link = self.env.now, failure.link
-                if self._resumable(src, failure):
-                    old = link.v if link.u == src else link.u
-                    everything_sent = failure.progress_bits >= nbits * (1 - 1e-12)
-                    back = everything_sent or (yield from self.mobile.wait_for_coverage(src))
-                    # one record per cut, stamped when it happened, once its outcome is known
-                    record_failure(cut_at, failure.reason, link, will_retry=bool(back))
-                    if not back:
-                        raise TransferFailed(src, dst, failure.reason, (link.u, link.v)) from None
-                    nbits -= failure.progress_bits
-                    # a pipelined flow's received part went on with it; a stored one is sent on
-                    pipelined = self.transport_of(link).pipelined
-                    if not pipelined and old != dst and failure.progress_bits > 0:
-                        forwards.append(self.env.process(
-                            self._forward_part(old, dst, failure.progress_bits / 8.0)))
-                    if not everything_sent:
+        try:
+            for attempt in itertools.count():
+                if self.trace.wants(TransferStart):
+                    self.trace.emit(TransferStart(time_s=self.env.now, transfer_id=transfer_id,
+                                                  src=src, dst=dst, tag=tag, nbytes=nbytes,
+                                                  attempt=attempt))
+                path = self.route(src, dst)
+                try:
+                    if path is None:
+                        raise HopFailed(None, "no-route", 0.0)
+                    sent, lost, path = yield from self._deliver(path, nbits, label)
+                    wire_bits += sent
+                    retransmissions += lost
+                except HopFailed as failure:
+                    wire_bits += failure.wire_bits
+                    if failure.reason == CANCELLED:
+                        raise
+                    cut_at, link = self.env.now, failure.link
+                    if self._resumable(src, failure):
+                        old = link.v if link.u == src else link.u
+                        everything_sent = failure.progress_bits >= nbits * (1 - 1e-12)
+                        try:
+                            back = everything_sent or (
+                                yield from self.mobile.wait_for_coverage(src))
+                        except Interrupt:  # the cut stands, then the cancel
+                            record_failure(cut_at, failure.reason, link, will_retry=True)
+                            raise
+                        # one record per cut, stamped when it happened, once its outcome is known
+                        record_failure(cut_at, failure.reason, link, will_retry=bool(back))
+                        if not back:
+                            raise TransferFailed(src, dst, failure.reason,
+                                                 (link.u, link.v)) from None
+                        nbits -= failure.progress_bits
+                        # a pipelined flow's received part went on with it; a stored one is sent on
+                        pipelined = self.transport_of(link).pipelined
+                        if not pipelined and old != dst and failure.progress_bits > 0:
+                            forwards.append(self.env.process(
+                                self._forward_part(old, dst, failure.progress_bits / 8.0)))
+                        if not everything_sent:
+                            continue
+                        if not pipelined:
+                            path = [src, old]  # the old RSU got it all; the forward carries it on
+                    else:
+                        will_retry = retries < retry.attempts
+                        record_failure(cut_at, failure.reason, link, will_retry)
+                        if not will_retry:
+                            ends = (link.u, link.v) if link else None
+                            raise TransferFailed(src, dst, failure.reason, ends) from None
+                        yield self.env.timeout(retry.backoff * retry.backoff_factor**retries)
+                        retries += 1
                         continue
-                    if not pipelined:
-                        path = [src, old]  # the old RSU got it all; the forward carries it on
-                else:
-                    will_retry = retries < retry.attempts
-                    record_failure(cut_at, failure.reason, link, will_retry)
-                    if not will_retry:
-                        ends = (link.u, link.v) if link else None
-                        raise TransferFailed(src, dst, failure.reason, ends) from None
-                    yield self.env.timeout(retry.backoff * retry.backoff_factor**retries)
-                    retries += 1
-                    continue
-            if forwards:  # the parts received before a hand-over still cross the backhaul
-                outcomes = yield self.env.all_of(forwards)
-                lost = next((e for e in outcomes.values() if e is not None), None)
-                if lost is not None:
-                    record_failure(self.env.now, f"resumed-part {lost.reason}", None, False)
-                    raise TransferFailed(src, dst, f"resumed-part {lost.reason}",
-                                         lost.link) from None
-            report = TransferEnd(
-                time_s=self.env.now, transfer_id=transfer_id, src=src, dst=dst, tag=tag,
-                nbytes=nbytes, path=tuple(path), duration_s=self.env.now - started,
-                wire_bytes=wire_bits / 8.0, retransmissions=retransmissions,
-                raw_nbytes=raw_nbytes)
-            self.trace.emit(report)
-            return report
+                if forwards:  # the parts received before a hand-over still cross the backhaul
+                    outcomes = yield self.env.all_of(forwards)
+                    lost = next((e for e in outcomes.values() if e is not None), None)
+                    if lost is not None:
+                        record_failure(self.env.now, f"resumed-part {lost.reason}", None, False)
+                        raise TransferFailed(src, dst, f"resumed-part {lost.reason}",
+                                             lost.link) from None
+                report = TransferEnd(
+                    time_s=self.env.now, transfer_id=transfer_id, src=src, dst=dst, tag=tag,
+                    nbytes=nbytes, path=tuple(path), duration_s=self.env.now - started,
+                    wire_bytes=wire_bits / 8.0, retransmissions=retransmissions,
+                    raw_nbytes=raw_nbytes)
+                self.trace.emit(report)
+                return report
+        except (Interrupt, Cancelled):  # a cancel: see transfer()
+            for forward in forwards:
+                if forward.is_alive:
+                    forward.interrupt(CANCELLED)
+            record_failure(self.env.now, CANCELLED, None, will_retry=False)
+            if own_process:  # failed as asked: no waiter needed
+                self.env.active_process.defused = True
+            raise TransferFailed(src, dst, CANCELLED, None) from None
 
     def broadcasts_from(self, node: str) -> bool:
         """Whether ``node`` (an RSU) sends its downlinks as one broadcast to its cell."""
@@ -372,7 +413,10 @@ class Network:
         on the air (``broadcasts_from``). The process's value maps each receiver to its
         TransferEnd, or None where it missed the broadcast (a TransferFail record says why:
         no-route, left-coverage or broadcast-missed). The bits on the air are counted once,
-        split over the receivers' records (``wire_bytes``); each record delivers ``nbytes``."""
+        split over the receivers' records (``wire_bytes``); each record delivers ``nbytes``.
+        Interrupting the process cancels the broadcast: it leaves the air at once, and every
+        receiver gets None and a TransferFail record "cancelled" (the bits sent so far split
+        over them)."""
         return self.env.process(self._broadcast(src, list(receivers), float(nbytes),
                                                 tag or f"{self.world.tier(src)}->{CLIENT}"))
 
@@ -385,21 +429,27 @@ class Network:
             for r in receivers:
                 self.trace.emit(TransferStart(time_s=started, transfer_id=ids[r], src=src,
                                               dst=r, tag=tag, nbytes=nbytes, attempt=0))
-        air_bytes = 0.0
+        air_bytes, cancelled = 0.0, False
         if listening:
             flow, air_bits = self.mobile.broadcast_flow(src, nbytes)
             air_bytes = float(air_bits) / 8.0
             began = self.env.now
-            yield flow.event
-            if self.trace.wants(HopEnd):  # one hop on the air, heard by every listener
-                for r in listening:
-                    emit_hops(self, (ids[r], tag), [links[r]], [src, r], flow.channels[:1],
-                              began, self.env.now, float(air_bits))
-            yield self.env.timeout(max(links[r].delay_s for r in listening))
+            try:
+                yield flow.event
+                if self.trace.wants(HopEnd):  # one hop on the air, heard by every listener
+                    for r in listening:
+                        emit_hops(self, (ids[r], tag), [links[r]], [src, r], flow.channels[:1],
+                                  began, self.env.now, float(air_bits))
+                yield self.env.timeout(max(links[r].delay_s for r in listening))
+            except Interrupt:  # cancelled: off the air now, what went out so far counted
+                self.fabric.cancel(flow)
+                air_bytes, cancelled = flow.sent_bits / 8.0, True
         share, results = air_bytes / max(len(receivers), 1), {}
         for r in receivers:
             link, reason = links[r], None
-            if r not in listening:
+            if cancelled:
+                reason = CANCELLED
+            elif r not in listening:
                 reason = "no-route"
             elif not link.up or link.down_epoch != listening[r]:
                 reason = down_reason(link)
@@ -451,10 +501,14 @@ class Network:
     def _forward_part(self, old: str, dst: str, nbytes: float):
         """Carry the part of a resumed upload that ``old`` received on to ``dst``; returns
         None, or the TransferFailed that stopped it."""
+        process = self.send(old, dst, nbytes, tag="resumed-part")
         try:
-            yield self.send(old, dst, nbytes, tag="resumed-part")
+            yield process
         except TransferFailed as failure:
             return failure
+        except Interrupt:  # the transfer it belongs to was cancelled: so is this part
+            if process.is_alive:
+                process.interrupt(CANCELLED)
         return None
 
     def _resumable(self, src: str, failure: HopFailed) -> bool:

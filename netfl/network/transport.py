@@ -4,7 +4,8 @@ Each transport's ``deliver(network, path, nbits, held, label)`` is a generator t
 ``(wire_bits, retransmissions, path)`` (the path it took) once the last bit has arrived at the
 path's end, or raises :class:`HopFailed`. ``wire_bits`` counts every bit sent on every hop
 (headers and re-sends included); ``HopFailed.progress_bits`` is the part of the payload that got
-through before a cut.
+through before a cut. A transfer's process interrupted in ``deliver`` (a cancel) takes its flow
+out of the fabric at once and raises :class:`Cancelled` with the bits sent so far.
 
 * :class:`Pipelined` (``tcp`` and ``fluid``): one flow holds every link of the path at once at
   its max-min fair share (``fabric.py``); the last bit arrives a one-way latency after it was
@@ -19,6 +20,8 @@ through before a cut.
 from __future__ import annotations
 
 import math
+
+from simpy import Interrupt
 
 from netfl.network.access import COVERAGE, SIGNAL
 from netfl.network.fabric import LinkDown
@@ -36,6 +39,17 @@ class HopFailed(Exception):
                  progress_bits: float = 0.0):
         self.link, self.reason, self.wire_bits = link, reason, wire_bits
         self.progress_bits = progress_bits  # of the payload, delivered before the cut
+
+
+CANCELLED = "cancelled"
+
+
+class Cancelled(HopFailed):
+    """The transfer's process was interrupted: its flow is out of the fabric, ``wire_bits`` went
+    on the wire before that. Never retried."""
+
+    def __init__(self, wire_bits: float):
+        super().__init__(None, CANCELLED, wire_bits)
 
 
 def down_reason(link: Link) -> str:
@@ -114,6 +128,8 @@ class Pipelined:
                 sent = sending.flow.sent_bits
                 raise HopFailed(down.link, down_reason(down.link), wire + sent * hops,
                                 sent / self.overhead) from None
+            except Interrupt:
+                raise Cancelled(wire + sending.cancel() * hops) from None
             began, sent_at = sending.began, sending.flow.ended_at
             wire += nbits * self.overhead * hops
             self._check(links, epochs, wire, nbits)
@@ -204,7 +220,7 @@ class PipelinedSend:
 
     __slots__ = ("env", "fabric", "links", "channels", "epochs", "wire_bits", "rtt", "latency",
                  "cap", "windows", "largest", "segment_bits", "done", "flow", "began", "_window",
-                 "_round_start_bits")
+                 "_round_start_bits", "_cancelled")
 
     def __init__(self, network, links: list[Link], channels, wire_bits: float, rtt: float,
                  latency: float, cap: float, windows, largest: float, segment_bits: float,
@@ -218,6 +234,16 @@ class PipelinedSend:
         self.began = math.nan  # when the first bit was sent
         self._window = math.inf
         self._round_start_bits = 0.0
+        self._cancelled = False
+
+    def cancel(self) -> float:
+        """Stop the attempt now (its process was interrupted): no flow starts after the set-up,
+        no round ends, and the flow leaves the fabric. Returns the flow's bits sent so far."""
+        self._cancelled = True
+        if self.flow is None:
+            return 0.0
+        self.fabric.cancel(self.flow)
+        return self.flow.sent_bits
 
     def start(self, handshake_s: float) -> None:
         if handshake_s > 0:
@@ -226,6 +252,8 @@ class PipelinedSend:
             self._begin()
 
     def _after_handshake(self, _event) -> None:
+        if self._cancelled:
+            return
         for link, epoch in zip(self.links, self.epochs, strict=True):
             if link.down_epoch != epoch:  # went down during the set-up
                 self.done.fail(HopFailed(link, down_reason(link), 0.0, 0.0))
@@ -257,7 +285,7 @@ class PipelinedSend:
         window covers the rest, or the first whose window the flow's fair share could not carry
         within the round trip (the window has reached the share's bandwidth-delay product),
         lifts the window's cap: the rest goes at the fair share."""
-        if self.done.triggered:
+        if self.done.triggered or self._cancelled:
             return
         flow = self.flow
         sent = flow.sent_by(self.env.now)
@@ -303,7 +331,7 @@ class StoreAndForward:
             try:
                 sent, resent = yield from self._hop(network, link, u, v, nbits, label)
             except HopFailed as failure:
-                if not relay or failure.reason == "loss":
+                if not relay or failure.reason in ("loss", CANCELLED):
                     failure.wire_bits += wire
                     raise
                 wire += failure.wire_bits  # the message is still at u: try again from there
@@ -323,7 +351,10 @@ class StoreAndForward:
             if env.now >= deadline:
                 reason = down_reason(link) if link is not None else "no-route"
                 raise HopFailed(link, reason, wire)
-            yield env.any_of([network.link_came_up(), env.timeout(deadline - env.now)])
+            try:
+                yield env.any_of([network.link_came_up(), env.timeout(deadline - env.now)])
+            except Interrupt:
+                raise Cancelled(wire) from None
 
     @staticmethod
     def _hop(network, link: Link, u: str, v: str, nbits: float, label=None):
@@ -342,6 +373,9 @@ class StoreAndForward:
             except LinkDown:
                 raise HopFailed(link, down_reason(link), sent + flow.sent_bits,
                                 flow.sent_bits) from None
+            except Interrupt:
+                network.fabric.cancel(flow)
+                raise Cancelled(sent + flow.sent_bits) from None
             sent += nbits
             sent_at = flow.ended_at
             if link.down_epoch != epoch:  # cut while the last bits were in flight

@@ -15,6 +15,8 @@ Accounting conventions (docs/models/network.md):
 * ``cost_by_kind`` sums Group-FEL's eq. (5) costs (seconds of client time) by kind;
 * ``transfers_failed`` counts transfers that failed for good (retries spent);
   ``transfer_attempts_failed`` counts every failed attempt;
+* ``transfers_cancelled`` counts transfers cancelled by their sender (not failures),
+  ``bytes_cancelled`` their bytes on the wire until then (in ``wire_bytes_total`` too);
 * ``coverage_cuts`` counts attempts cut by a vehicle leaving coverage (IoV);
   ``uploads_lost`` / ``downloads_lost`` the client uploads / downloads that failed for good so.
 """
@@ -25,6 +27,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from netfl.network.link import PATH_CACHE_SIZE, link_name
+from netfl.network.transport import CANCELLED
 from netfl.sim.trace import (
     Aggregate,
     Cost,
@@ -61,6 +64,8 @@ class Recorder:
         self.transfers_delivered = 0
         self.transfers_failed = 0
         self.transfer_attempts_failed = 0
+        self.transfers_cancelled = 0
+        self.bytes_cancelled = 0.0  # wire bytes of cancelled transfers
         self.coverage_cuts = 0  # transfer attempts cut by a vehicle leaving coverage (IoV)
         self.uploads_lost = 0  # client uploads that failed for good that way
         self.downloads_lost = 0
@@ -115,6 +120,11 @@ class Recorder:
             self.bytes_by_link[name] += r.nbytes
 
     def _on_transfer_fail(self, r: TransferFail) -> None:
+        if r.reason == CANCELLED:
+            self.transfers_cancelled += 1
+            self.bytes_cancelled += r.wire_bytes
+            self.wire_bytes_total += r.wire_bytes
+            return
         self.transfer_attempts_failed += 1
         if r.reason == "left-coverage":
             self.coverage_cuts += 1
