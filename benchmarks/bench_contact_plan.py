@@ -53,6 +53,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hours", type=float, default=24.0)
     parser.add_argument("--users", type=int, default=100)
+    parser.add_argument("--json", metavar="PATH", help="also write the results to this JSON file")
     args = parser.parse_args()
     sites = scatter_sites(args.users, 39.9, 116.4, 500.0, np.random.default_rng(0))
     duration = args.hours * 3600.0
@@ -77,6 +78,15 @@ def main() -> None:
           f"{pairs / naive_s:,.0f} pairs per second")
     print(f"plan_vs_naive: {naive_s / plan_s:.2f}")
     print(f"contact_plan_s: {plan_s:.1f}")
+    if args.json:
+        from record import write  # benchmarks/record.py, beside this script
+
+        write(args.json, {"plan_vs_naive": naive_s / plan_s, "contact_plan_s": plan_s},
+              ["hours", "users", "windows", "pass median s", "pass max s", "peak MB",
+               "plan s", "plan pairs /s", "naive s", "naive pairs /s"],
+              [[args.hours, args.users, len(windows), float(np.median(passes)),
+                float(passes.max()), peak_mb, plan_s, pairs / plan_s, naive_s,
+                pairs / naive_s]])
 
 
 if __name__ == "__main__":

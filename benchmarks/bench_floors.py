@@ -1,4 +1,4 @@
-"""Floors: what the papers' runs cost on this machine with no simulator at all (issue 17).
+"""Floors: what the papers' runs cost on this machine with no simulator at all.
 
 Each line times plain torch doing only the arithmetic a paper scenario cannot avoid, in this
 process, and extrapolates it to the scenario's count; a netfl run of that scenario can be no
@@ -49,14 +49,17 @@ def seconds_per_call(work, repeats: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=300)
+    parser.add_argument("--json", metavar="PATH", help="also write the results to this JSON file")
     args = parser.parse_args()
     torch.manual_seed(0)
+    rows = []
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
 
     for m, k, n in ((2048, 2048, 2048), (FED_CHS_SAMPLES, 784, 200)):
         a, b = torch.randn(m, k), torch.randn(k, n)
         per = seconds_per_call(lambda a=a, b=b: a @ b, max(args.repeats // (m // 64), 5))
         print(f"sgemm {m}x{k}x{n}: {2 * m * k * n / per / 1e9:.0f} GFLOP/s")
+        rows.append([f"sgemm {m}x{k}x{n}", per * 1e3, 2 * m * k * n / per / 1e9, None, None])
 
     mlp = nn.Sequential(nn.Linear(784, 200), nn.ReLU(), nn.Linear(200, 200), nn.ReLU(),
                         nn.Linear(200, 10))
@@ -72,12 +75,19 @@ def main() -> None:
     gflops = 6 * MLP_PARAMS * FED_CHS_SAMPLES / per / 1e9
     print(f"fed-chs training: {per * 1e3:.2f} ms per gradient ({gflops:.0f} GFLOP/s) x "
           f"{FED_CHS_GRADIENTS:,} = {training:.0f} s")
+    rows.append(["fed-chs gradient", per * 1e3, gflops, FED_CHS_GRADIENTS, training])
 
     generator = torch.Generator().manual_seed(0)
     per = seconds_per_call(lambda: torch.rand(QSGD_DRAWS, generator=generator), args.repeats)
     draws = per * QSGD_UPLOADS
     print(f"qsgd draws: {per * 1e3:.3f} ms per upload x {QSGD_UPLOADS:,} = {draws:.0f} s")
+    rows.append(["qsgd draws of one upload", per * 1e3, None, QSGD_UPLOADS, draws])
     print(f"floors: fed_chs_training_s {training:.0f}, qsgd_draws_s {draws:.0f}")
+    if args.json:
+        from record import write  # benchmarks/record.py, beside this script
+
+        write(args.json, {"fed_chs_training_s": training, "qsgd_draws_s": draws},
+              ["operation", "ms per call", "GFLOP/s", "calls in the run", "floor s"], rows)
 
 
 if __name__ == "__main__":

@@ -54,11 +54,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, nargs="+", default=[100, 200, 500, 1000])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--json", metavar="PATH", help="also write the results to this JSON file")
     args = parser.parse_args()
     for method in METHODS.values():  # imports and first-call set-up out of the timings
         method(label_counts(20), np.random.default_rng(0))
     print(f"{'clients':>8} " + " ".join(f"{name + ' s (avgCoV)':>20}" for name in METHODS))
-    seconds = {}
+    seconds, rows = {}, []
     for n in args.clients:
         counts = label_counts(n)
         cells = []
@@ -66,9 +67,15 @@ def main() -> None:
             elapsed, groups = best_time(method, counts, args.repeats)
             seconds[name, n] = elapsed
             cells.append(f"{elapsed:10.4f} ({grouping_stats(counts, groups).avg_cov:.3f})")
+            rows.append([n, name, elapsed, grouping_stats(counts, groups).avg_cov])
         print(f"{n:>8} " + " ".join(f"{c:>20}" for c in cells))
     largest = max(args.clients)
     print(f"covg_vs_kldg: {seconds['KLDG', largest] / seconds['CoVG', largest]:.2f}")
+    if args.json:
+        from record import write  # benchmarks/record.py, beside this script
+
+        write(args.json, {"covg_vs_kldg": seconds["KLDG", largest] / seconds["CoVG", largest]},
+              ["clients", "method", "seconds", "avgCoV"], rows)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ process against raw SimPy.
 The scenario: 2,000 vehicles per hour each way at 110 +- 5.8 km/h, RSUs every 800 m with 500 m
 coverage, the SNR (WINNER+ B1, correlated shadowing, updated every 100 ms / 5 m while a vehicle
 transfers) choosing the PHY rate on each RSU's shared 802.11p medium (``--medium dedicated``:
-a channel per vehicle at 0.6 of Shannon's rate, netfl's model before issue 25), Fed-CHS with
+a channel per vehicle at 0.6 of Shannon's rate, netfl's earlier IoV model), Fed-CHS with
 K = 5 exchanges of a 100k-parameter model per round with every vehicle in range, for one
 simulated hour. Baseline: raw SimPy processing the same number of events as bare timeouts
 (the ceiling of any SimPy model).
@@ -66,6 +66,7 @@ def main() -> None:
     parser.add_argument("--minutes", type=float, default=60.0)
     parser.add_argument("--clients", type=int, default=1000)
     parser.add_argument("--medium", choices=["802.11p", "dedicated"], default="802.11p")
+    parser.add_argument("--json", metavar="PATH", help="also write the results to this JSON file")
     args = parser.parse_args()
 
     spec = load_scenario(scenario(args.minutes, args.clients, args.medium))
@@ -93,6 +94,17 @@ def main() -> None:
           f"{events / raw_s:,.0f} per second")
     print(f"netfl_vs_raw_simpy: {raw_s / run_s:.3f}")
     print(f"host_s_per_sim_hour: {(world_s + run_s) / hours:.1f}")
+    if args.json:
+        from record import write  # benchmarks/record.py, beside this script
+
+        write(args.json, {"netfl_vs_raw_simpy": raw_s / run_s,
+                          "host_s_per_sim_hour": (world_s + run_s) / hours},
+              ["medium", "simulated min", "world build s", "run s", "rounds",
+               "transfers delivered", "uploads lost", "events", "events /s",
+               "raw SimPy events /s"],
+              [[args.medium, args.minutes, world_s, run_s, summary["rounds"],
+                summary["transfers_delivered"], summary["uploads_lost"], events,
+                events / run_s, events / raw_s]])
 
 
 if __name__ == "__main__":

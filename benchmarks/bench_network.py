@@ -6,7 +6,7 @@ Baseline: the "resource-based transfer" of DESIGN.md's performance notes: a proc
 a Resource for size / rate seconds per hop.
 
 * ``edge``: 200 clients under 10 edge servers, transfers between a client and the cloud (2 hops),
-  mostly overlapping (the workload of issue 1);
+  mostly overlapping;
 * ``multi-hop``: 20 edge servers on a ring (1 Gbps, 2 ms), half the transfers between random
   pairs of them (up to 10 backhaul hops, as Fed-CHS hands its model on), half from a client to
   its edge server;
@@ -152,11 +152,12 @@ def routes_of(work: Workload, network: Network) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--transfers", type=int, default=20_000)
+    parser.add_argument("--json", metavar="PATH", help="also write the results to this JSON file")
     args = parser.parse_args()
     workloads = [edge_workload(args.transfers), multi_hop_workload(args.transfers),
                  many_flows_workload(args.transfers)]
     run_netfl(edge_workload(500), "tcp")  # warm up imports and caches
-    ratios = []
+    ratios, rows = [], []
     print(f"{'workload':<11} {'transfers':>9} {'raw SimPy/s':>12} {'tcp/s':>10} {'fluid/s':>10} "
           f"{'tcp ratio':>9} {'fluid ratio':>11} {'tcp passes/transfer':>19} "
           f"{'classes solved/pass':>20}")
@@ -171,7 +172,15 @@ def main() -> None:
         print(f"{work.name:<11} {n:>9} {n / raw_s:>12,.0f} {n / tcp_s:>10,.0f} "
               f"{n / fluid_s:>10,.0f} {raw_s / tcp_s:>9.3f} {raw_s / fluid_s:>11.3f} "
               f"{passes / n:>19.2f} {fabric.classes_solved / max(passes, 1):>20.1f}")
+        rows.append([work.name, n, n / raw_s, n / tcp_s, n / fluid_s, raw_s / tcp_s,
+                     raw_s / fluid_s, passes / n, fabric.classes_solved / max(passes, 1)])
     print(f"network_vs_raw_simpy: {min(ratios):.3f}")
+    if args.json:
+        from record import write  # benchmarks/record.py, beside this script
+
+        write(args.json, {"network_vs_raw_simpy": min(ratios)},
+              ["workload", "transfers", "raw SimPy /s", "tcp /s", "fluid /s", "tcp ratio",
+               "fluid ratio", "tcp passes / transfer", "classes solved / pass"], rows)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Training throughput against the tools a researcher would pick instead (issue 17, item 2).
+"""Training throughput against the tools a researcher would pick instead.
 
 One FedAvg workload (benchmarks/peers/workload.py: Fashion-MNIST, 100 clients, Dirichlet(0.6),
 the 784-200-200-10 MLP, SGD lr 0.05, batch 32, 5 local steps, the test set evaluated every
@@ -98,6 +98,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--peers-python", default=sys.executable)
     parser.add_argument("--plot", type=Path)
+    parser.add_argument("--json", metavar="PATH", help="also write the results to this JSON file")
     args = parser.parse_args()
     tools = args.tools.split(",")
     unknown = sorted(set(tools) - set(RUNNERS))
@@ -138,6 +139,14 @@ def main() -> None:
             print(f"{name}: fastest other tool / netfl = {ratios[-1]:.2f}")
     print(f"netfl_vs_best_peer: {min(ratios):.2f}" if ratios else
           "netfl_vs_best_peer: n/a (netfl or every peer failed)")
+    if args.json:
+        from record import write  # benchmarks/record.py, beside this script
+
+        write(args.json, {"netfl_vs_best_peer": min(ratios) if ratios else None},
+              ["workload", "tool", "ms per round", "process s", "accuracy", "version", "status"],
+              [[name, tool, r.get("round_s", 0) * 1e3 if r["status"] == "ok" else None,
+                r.get("wall_s"), r.get("accuracy"), r.get("version"), r["status"]]
+               for name, by_tool in results.items() for tool, r in by_tool.items()])
 
 
 if __name__ == "__main__":

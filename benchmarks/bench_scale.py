@@ -1,6 +1,5 @@
 """Scale: latency-only runs (the fake model) of hierarchical FedAvg and Fed-CHS on the edge world at
-1k, 10k, 100k and 1M clients; host time and peak memory per size, and their log-log slopes
-(issue 17, item 1).
+1k, 10k, 100k and 1M clients; host time and peak memory per size, and their log-log slopes.
 
 Each size runs in a fresh process (peak RSS is the process's), with a time and memory limit: a
 size over either is reported as such, and larger sizes of that algorithm are skipped.
@@ -154,6 +153,7 @@ def main() -> None:
     parser.add_argument("--limit-gb", type=float, default=8.0)
     parser.add_argument("--algorithms", default=",".join(ALGORITHMS))
     parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--json", metavar="PATH", help="also write the results to this JSON file")
     args = parser.parse_args()
     if args.child:
         clients, algorithm, rounds = args.child.split(",")
@@ -169,30 +169,41 @@ def main() -> None:
         parser.error(f"unknown algorithms {unknown}; known: {', '.join(ALGORITHMS)}")
     print(f"{'algorithm':<12} {'clients':>9} {'build s':>8} {'total s':>8} {'peak GB':>8} status")
     finished: dict[str, list[tuple[int, dict]]] = {}
+    rows: list[list] = []
     for algorithm in algorithms + ([RAW] if "hier-fedavg" in algorithms else []):
         finished[algorithm] = []
         for clients in sizes:
             row = measure(clients, algorithm, args.rounds, args.limit_s, args.limit_gb)
             if row["status"] != "ok":
                 print(f"{algorithm:<12} {clients:>9} {'-':>8} {'-':>8} {'-':>8} {row['status']}")
+                rows.append([algorithm, clients, None, None, None, row["status"]])
                 break  # a larger size would fail too
             print(f"{algorithm:<12} {clients:>9} {row['build_s']:>8.1f} {row['total_s']:>8.1f} "
                   f"{row['peak_gb']:>8.2f} ok", flush=True)
+            rows.append([algorithm, clients, row["build_s"], row["total_s"], row["peak_gb"], "ok"])
             finished[algorithm].append((clients, row))
     slopes = {name: (slope([c for c, _ in rows], [r["total_s"] for _, r in rows]),
                      slope([c for c, _ in rows], [r["peak_gb"] for _, r in rows]))
               for name, rows in finished.items() if len(rows) >= 2}
+    headline: dict[str, float] = {}
     raw = dict(finished.pop(RAW, []))
     if raw:
         ratios = ", ".join(f"{c:,}: {r['total_s'] / raw[c]['total_s']:.1f}x"
                            for c, r in finished.get("hier-fedavg", []) if c in raw)
         print(f"hier-fedavg over raw SimPy's floor: {ratios}")
     if RAW in slopes:
+        headline["raw_simpy_slope_time"] = slopes[RAW][0]
         print(f"raw_simpy_slope: time {slopes.pop(RAW)[0]:.2f}")
     if slopes:
         time_slope = max(s[0] for s in slopes.values())
         memory_slope = max(s[1] for s in slopes.values())
         print(f"scale_slope: time {time_slope:.2f}, memory {memory_slope:.2f}")
+        headline.update(scale_slope_time=time_slope, scale_slope_memory=memory_slope)
+    if args.json:
+        from record import write  # benchmarks/record.py, beside this script
+
+        write(args.json, headline,
+              ["algorithm", "clients", "build s", "total s", "peak GB", "status"], rows)
 
 
 if __name__ == "__main__":

@@ -65,6 +65,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--target", type=float, default=0.75)
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--json", metavar="PATH", help="also write the results to this JSON file")
     args = parser.parse_args()
     common = [f"algorithm.rounds={args.rounds}", "algorithm.eval_every=10",
               "stop.at_target=false", "output.plots=false"]
@@ -97,6 +98,14 @@ def main() -> None:
     for name in ("full", "plateau"):
         print(f"{name}_vs_eval_every: {times[name] / times['eval_every']:.3f}")
     print(f"screened_vs_eval_every: {times['screened'] / times['eval_every']:.3f}")
+    if args.json:
+        from record import write  # benchmarks/record.py, beside this script
+
+        write(args.json, {f"{name}_vs_eval_every": times[name] / times["eval_every"]
+                          for name in ("full", "plateau", "screened")},
+              ["run", "host s", "sim s", "rounds to target"],
+              [[name, times[name], s["sim_time_s"], s["rounds_to_target"]]
+               for name, s in summaries.items()])
 
 
 if __name__ == "__main__":

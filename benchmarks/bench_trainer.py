@@ -10,7 +10,7 @@ speed does not depend on pixel values).
   gradients (deepcopy per client, one backward each) averaged with data weights;
 * the ceiling: one fused batch of the same total size (100 x 32 samples) on one model; each
   path's efficiency is its samples/s over the ceiling's;
-* a whole round (issue 17: the loop above deep-copies a model and an optimizer per client,
+* a whole round (the loop above deep-copies a model and an optimizer per client,
   which a careful hand loop does not, so its 3x did not show in a round): 5 local steps of
   every client, the data-weighted average and the test set's evaluation, against a careful
   hand loop (one model reused, each client's start loaded into it, SGD by hand, torch's
@@ -135,6 +135,7 @@ def fused_steps(model: nn.Module, dataset: Dataset, steps: int):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--json", metavar="PATH", help="also write the results to this JSON file")
     args = parser.parse_args()
     dataset = data()
     partition = partition_iid(dataset.train_y, equal_sizes(len(dataset.train_y), CLIENTS), 10,
@@ -145,16 +146,23 @@ def main() -> None:
     print(f"{'model':9} {'mode':12} {'path':5} {'netfl/s':>10} {'loop/s':>10} {'ratio':>7} "
           f"{'netfl eff':>9} {'loop eff':>9}")
     ratios: dict[tuple[str, str], float] = {}
+    rows: list[list] = []
     for name, spec in MODELS.items():
-        measure(name, spec, dataset, partition, weights, args.repeats, ratios)
+        measure(name, spec, dataset, partition, weights, args.repeats, ratios, rows)
     worst = min(ratios, key=ratios.get)
     print(f"smallest ratio: {ratios[worst]:.2f} ({worst[0]}, {worst[1]})")
     print(f"speedup_vs_loop: {ratios[worst]:.2f}")
+    if args.json:
+        from record import write  # benchmarks/record.py, beside this script
+
+        write(args.json, {"speedup_vs_loop": ratios[worst]},
+              ["model", "mode", "path", "netfl samples/s", "loop samples/s", "ratio",
+               "netfl / ceiling", "loop / ceiling"], rows)
 
 
-def measure(name, spec, dataset, partition, weights, repeats, ratios) -> None:
+def measure(name, spec, dataset, partition, weights, repeats, ratios, rows) -> None:
     """Local SGD (1 and 5 steps) and gradient mode of one model, against the loop and the
-    fused-batch ceiling."""
+    fused-batch ceiling; each line printed is appended to ``rows`` too."""
     trainer = TorchTrainer(build_model(spec, SHAPE, 10), dataset, partition, RandomStreams(0))
     params = trainer.init_params()
     reference = copy.deepcopy(trainer.model)
@@ -168,14 +176,14 @@ def measure(name, spec, dataset, partition, weights, repeats, ratios) -> None:
         ceiling = best_time(lambda s=steps: fused_steps(
             copy.deepcopy(reference), dataset, s), repeats)
         path = "dense" if trainer._dense else trainer.path  # local SGD here is plain SGD
-        report(name, f"local x{steps}", path, samples, ours, loop, ceiling, ratios)
+        report(name, f"local x{steps}", path, samples, ours, loop, ceiling, ratios, rows)
     samples = CLIENTS * BATCH
     ours = best_time(lambda: trainer.weighted_gradient(params, range(CLIENTS), BATCH, weights),
                      repeats)
     loop = best_time(lambda: plain_gradients(reference, dataset, trainer.draw_batch, weights),
                      repeats)
     ceiling = best_time(lambda: fused_steps(copy.deepcopy(reference), dataset, 1), repeats)
-    report(name, "gradient", "fused", samples, ours, loop, ceiling, ratios)
+    report(name, "gradient", "fused", samples, ours, loop, ceiling, ratios, rows)
 
     def netfl_round():
         thetas = trainer.local_train(params, range(CLIENTS), 5, LR, BATCH)
@@ -186,12 +194,13 @@ def measure(name, spec, dataset, partition, weights, repeats, ratios) -> None:
     loop = best_time(lambda: careful_round(reference, dataset, trainer.draw_batch, 5, weights),
                      repeats)
     ceiling = best_time(lambda: fused_steps(copy.deepcopy(reference), dataset, 5), repeats)
-    report(name, "round x5", "auto", samples, ours, loop, ceiling, ratios)
+    report(name, "round x5", "auto", samples, ours, loop, ceiling, ratios, rows)
 
 
-def report(name, mode, path, samples, ours_s, loop_s, ceiling_s, ratios) -> None:
+def report(name, mode, path, samples, ours_s, loop_s, ceiling_s, ratios, rows) -> None:
     ours, loop, ceiling = samples / ours_s, samples / loop_s, samples / ceiling_s
     ratios[(name, mode)] = ours / loop
+    rows.append([name, mode, path, ours, loop, ours / loop, ours / ceiling, loop / ceiling])
     print(f"{name:9} {mode:12} {path:5} {ours:10,.0f} {loop:10,.0f} {ours / loop:6.2f}x "
           f"{ours / ceiling:9.2f} {loop / ceiling:9.2f}")
 

@@ -1,5 +1,4 @@
-"""Per-user ground-satellite rates over a day on Starlink's shell 1, against public measurements
-(issue 26, item 6).
+"""Per-user ground-satellite rates over a day on Starlink's shell 1, against public measurements.
 
 100 users within 500 km of Beijing (starlink-*.yaml's region), the 25 deg mask, the default
 link budget and beams (docs/models/leo.md) and association (longest rest of the window). Every

@@ -166,7 +166,7 @@ def iov_cell(name: str, vehicles: int, nbytes: float, rates: list[float] | None 
 
 
 def radio_cells() -> list[Case]:
-    """The 802.11p cells (issue 25): N = 1..30, 10 KB..10 MB, equal and unequal PHY rates,
+    """The 802.11p cells: N = 1..30, 10 KB..10 MB, equal and unequal PHY rates,
     several ns-3 runs."""
     mixed6 = [27 * Mbps, 24 * Mbps, 18 * Mbps, 12 * Mbps, 6 * Mbps, 3 * Mbps]
     return [
@@ -209,7 +209,7 @@ def lte_cell(name: str, distances: list[float], nbytes: float, seed: int = 1) ->
 
 
 def lte_cells() -> list[Case]:
-    """The LTE uplink cells (issue 25): N = 1..30, near (top MCS) and spread over 0.1-6 km
+    """The LTE uplink cells: N = 1..30, near (top MCS) and spread over 0.1-6 km
     (MCS from the SNR: power-limited UEs), 10 KB..10 MB. One ns-3 run each: without fading
     ns-3's LTE cell is deterministic (runs 2 of lte-30x800KB and lte-10x800KB-spread gave the
     same times to the nanosecond)."""
@@ -280,9 +280,9 @@ def cases() -> list[Case]:
         dumbbell("ramp-staggered-small", "ramp-contention", 10, 100 * Mbps, 20 * ms, 200 * KB,
                  starts=[0.05 * i for i in range(10)]),
         dumbbell("ramp-many-high", "ramp-contention", 8, 1 * Gbps, 20 * ms, 5 * MB),
-        # IoV radio cells: 802.11p (issue 25)
+        # IoV radio cells: 802.11p
         *radio_cells(),
-        # IoV radio cells: LTE uplink (issue 25)
+        # IoV radio cells: LTE uplink
         *lte_cells(),
     ]
     names = [c.name for c in out]

@@ -9,8 +9,8 @@ STYLE = {"tcp": ("o", "#1f77b4"), "fluid": ("s", "#ff7f0e"),
          "store-and-forward": ("^", "#7f7f7f"), "dedicated": ("v", "#d62728")}
 
 
-LABEL_NOTE = {"tcp": " (the default)", "store-and-forward": " (netfl's model before issue 24)",
-              "dedicated": " channel per vehicle, tcp (netfl's model before issue 25)"}
+LABEL_NOTE = {"tcp": " (the default)", "store-and-forward": " (hop by hop, netfl's earlier model)",
+              "dedicated": " channel per vehicle, tcp (netfl's earlier IoV model)"}
 
 
 def plot_validation(by_transport: dict[str, list[dict]], path: Path) -> None:

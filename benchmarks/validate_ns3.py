@@ -1,5 +1,5 @@
-"""Cross-validation of netfl's network against ns-3 (issue 24, item 3): the same topology and the
-same transfers in both, a row per case and one summary line.
+"""Cross-validation of netfl's network against ns-3: the same topology and the same transfers in
+both, a row per case and one summary line.
 
     python benchmarks/validate_ns3.py               # netfl against the committed reference
                                                     # (or against ns-3 live where it is installed)
@@ -8,6 +8,7 @@ same transfers in both, a row per case and one summary line.
     python benchmarks/validate_ns3.py --cases chain4-low,isl-1MB   # a subset (names or prefixes)
     python benchmarks/validate_ns3.py --transport fluid             # another netfl transport
     python benchmarks/validate_ns3.py --plot docs/models/img/network-vs-ns3.png  # the figure
+    python benchmarks/validate_ns3.py --json benchmarks/results/validate_ns3.json  # for report.py
 
 ns-3 needs the optional extra: ``pip install -e '.[ns3]'`` (ns3==3.44.post0, cppyy bindings).
 The cases are in ``ns3_cases.py`` and the ns-3 side in ``ns3_side.py`` beside this file.
@@ -39,7 +40,7 @@ about): ``(netfl - ns3) / ns3``. The row also shows the mean over flows of the a
 each flow's completion time (its end minus its start), which also sees unfairness between flows.
 The last line is ``netfl_vs_ns3: median X%, worst Y%``: the median of the cases' absolute errors
 and the error (signed) of the case whose absolute error is largest, over the comparable
-point-to-point cases (goal: 3% and 10%, issue 24). The radio cells (issue 25) have their own
+point-to-point cases (goal: 3% and 10%). The radio cells (802.11p and LTE) have their own
 line before it, ``netfl_vs_ns3 radio cells: ...`` (goal: 10% and 25%), after one per medium
 (``netfl_vs_ns3 802.11p cells`` and ``netfl_vs_ns3 LTE cells``).
 """
@@ -210,8 +211,8 @@ def compare(case: Case, ns3: dict, netfl: dict) -> dict:
             "mean_flow_error": statistics.fmean(flow_errors), "note": case.note}
 
 
-GOAL_MEDIAN, GOAL_WORST = 0.03, 0.10  # issue 24: median |error| <= 3%, worst <= 10%
-RADIO_GOAL_MEDIAN, RADIO_GOAL_WORST = 0.10, 0.25  # issue 25, for 802.11p and LTE cells
+GOAL_MEDIAN, GOAL_WORST = 0.03, 0.10  # point-to-point: median |error| <= 3%, worst <= 10%
+RADIO_GOAL_MEDIAN, RADIO_GOAL_WORST = 0.10, 0.25  # 802.11p and LTE cells
 
 
 def goals(radio: bool) -> tuple[float, float]:
@@ -315,6 +316,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
                         help="netfl's transport (links.transport.kind)")
     parser.add_argument("--plot", type=Path,
                         help="draw netfl (every transport) against ns-3 per case into this PNG")
+    parser.add_argument("--json", metavar="PATH", help="also write the rows to this JSON file")
     parser.add_argument("--ns3-case", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.ns3_case:
@@ -348,7 +350,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         from ns3_plot import plot_validation  # noqa: PLC0415 (matplotlib only here)
 
         by_transport = {args.transport: rows}
-        if all(r["radio"] for r in rows):  # the model before issue 25 beside the cell's
+        if all(r["radio"] for r in rows):  # a dedicated channel per vehicle beside the cell
             by_transport["dedicated"] = [
                 compare(c, reference["cases"][c.name], run_netfl(replace(c, medium="p2p")))
                 for c in _cases_of(selected, rows)]
@@ -374,6 +376,12 @@ def main(argv: list[str] | None = None) -> list[dict]:
             for medium in media if radio and len(media) > 1 else ():
                 print(summary_line(rows, radio, medium))
             print(summary_line(rows, radio))
+    if args.json:
+        from record import write  # benchmarks/record.py, beside this script
+
+        columns = ["name", "medium", "flows", "ns3_s", "netfl_s", "error", "comparable"]
+        write(args.json, {"transport": args.transport, "reference": reference.get("ns3")},
+              columns, [[r[c] for c in columns] for r in rows])
     return rows
 
 
