@@ -1,5 +1,6 @@
 """One scenario run end to end: build and run its Simulation, then write its results folder
-atomically (``netfl.run`` and ``netfl run`` call ``run_scenario``)."""
+atomically (``netfl.run`` and ``netfl run`` call ``run_scenario``); and the check of a scenario
+short of running it (``netfl validate`` calls ``check_scenario``)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
+from netfl.errors import ScenarioError
 from netfl.scenario import Scenario, dump_scenario, load_scenario
 from netfl.simulation import Simulation
 
@@ -34,6 +37,50 @@ class RunResult:
     path: Path | None = None
     extras: dict = field(default_factory=dict)
 
+
+@dataclass
+class Checked:
+    """What ``check_scenario`` built: the world (its clients, edge servers and notes) and, where
+    the data were checked, the data set and its partition over the clients (None otherwise)."""
+
+    world: Any
+    dataset: Any = None
+    partition: Any = None
+
+
+def check_scenario(scenario: Scenario, data: bool = False) -> Checked:
+    """Build what a run of ``scenario`` builds before it trains, and nothing after: its world,
+    links and devices (reading and checking every file they name) and, with ``data``, its data
+    set and the partition over the clients. Without ``data`` no data file is read (a data set
+    missing from this machine is then found by the run, or by this check with ``data``).
+
+    Raises:
+        ScenarioError: a problem found while building, pointed at the scenario's file and line.
+        DatasetNotFound, CorruptDataFile: with ``data``, data that cannot be loaded.
+    """
+    if data:
+        simulation = Simulation(scenario, with_model=False)
+        return Checked(simulation.world, simulation.dataset, simulation.partition)
+    # the stages Simulation builds before its data, as it builds them
+    import simpy
+
+    from netfl.compute.fleet import Fleet
+    from netfl.network.transfer import Network
+    from netfl.scenario.loader import locate
+    from netfl.sim.clock import RandomStreams
+    from netfl.sim.trace import TraceBus
+    from netfl.simulation import _check_clients_fit
+    from netfl.world import build_world
+
+    try:
+        _check_clients_fit(scenario)
+        env, streams, trace = simpy.Environment(), RandomStreams(scenario.seed), TraceBus()
+        world = build_world(scenario.world, streams.get("world"))
+        network = Network(env, world, scenario.links, streams, trace)
+        Fleet(env, world, scenario.devices, streams, trace, network)
+    except ScenarioError as error:
+        raise locate(error, scenario) from None
+    return Checked(world)
 
 
 def run_scenario(

@@ -87,13 +87,58 @@ def test_quickstart_end_to_end_with_the_console_script(tmp_path):
     assert (run_dir / "accuracy_vs_time.png").is_file()
 
 
-def test_validate_builds_the_partition_and_reads_referenced_files(tmp_path):
-    result = runner.invoke(app, ["validate", str(QUICKSTART), "--set", "world.clients=5000"])
+def test_validate_reads_referenced_files_and_with_data_builds_the_partition(tmp_path):
+    many = ["validate", str(QUICKSTART), "--set", "world.clients=5000"]
+    result = runner.invoke(app, many)  # the data are not loaded: the partition is not made
+    assert result.exit_code == 0, result.output
+    assert "data: digits not loaded (validate --data" in " ".join(result.output.split())
+    result = runner.invoke(app, [*many, "--data"])
     assert result.exit_code == 2 and "data.partition" in result.output
     assert "cannot give 5000 clients" in result.output
+    result = runner.invoke(app, ["validate", str(QUICKSTART), "--data"])
+    assert result.exit_code == 0, result.output
+    assert "data: digits loaded, 1,347 training samples partitioned (dirichlet) over 20 " \
+           "clients" in " ".join(result.output.split())
     result = runner.invoke(app, ["validate", str(QUICKSTART), "--set",
                                  f"devices.clients.availability={{kind: trace, path: {tmp_path}}}"])
     assert result.exit_code == 2 and "not a file" in result.output
+
+
+@pytest.fixture
+def no_fashion_mnist(tmp_path, monkeypatch):
+    """A tiny scenario file naming Fashion-MNIST, on a machine without it (nor internet)."""
+    import yaml
+
+    from netfl.learn import datasets
+    from tests.conftest import TINY
+
+    monkeypatch.setattr(datasets, "DEBIAN_FASHION_MNIST", tmp_path / "no-debian")
+    monkeypatch.setattr(datasets, "DEFAULT_CACHE_DIR", tmp_path / "no-cache")
+    path = tmp_path / "fmnist.yaml"
+    path.write_text(yaml.safe_dump({**TINY, "data": {"dataset": "fashion-mnist",
+                                                     "download": False}}, sort_keys=False))
+    return path
+
+
+def test_validate_checks_a_scenario_whose_data_set_is_missing_without_reading_it(
+        no_fashion_mnist):
+    result = runner.invoke(app, ["validate", str(no_fashion_mnist)])
+    assert result.exit_code == 0, result.output
+    assert "data: fashion-mnist not loaded" in result.output
+
+
+def test_validate_data_and_run_report_a_missing_data_set_with_its_file_and_where_they_looked(
+        no_fashion_mnist, tmp_path):
+    for args in (["validate", str(no_fashion_mnist), "--data"],
+                 ["run", str(no_fashion_mnist), "--out", str(tmp_path / "out"), "--quiet"]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 1, result.output
+        flat = " ".join(result.output.split())
+        assert f"error: {no_fashion_mnist}: data.dataset: Fashion-MNIST not found" in flat
+        assert str(tmp_path / "no-debian") in flat and str(tmp_path / "no-cache") in flat
+        assert "apt-get install dataset-fashion-mnist" in flat
+        assert "Traceback" not in result.output
+    assert not (tmp_path / "out" / "tiny").exists()
 
 
 def test_an_override_that_adds_an_unknown_section_is_blamed_on_the_override():

@@ -1,5 +1,5 @@
-"""The ``netfl`` command line: run, sweep, report, validate, list, sumo-trace. Wiring only; the
-work lives in the package."""
+"""The commands of ``netfl`` but ``list`` (netfl.cli.catalog): run, sweep, report, timeline,
+validate, sumo-trace, and the console entry point ``main``."""
 
 from __future__ import annotations
 
@@ -7,48 +7,26 @@ import json
 import math
 import os
 import sys
-import typing
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-from netfl.errors import NetflError, ScenarioError
+from netfl.cli.catalog import list_
+from netfl.cli.common import SET_HELP, err, fail, out
+from netfl.errors import DatasetNotFound, NetflError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="netfl: network co-simulation of hierarchical federated learning.")
-out = Console()
-err = Console(stderr=True)
-
-SET_HELP = "Override a field: --set algorithm.rounds=50 (repeatable; VALUE is YAML)."
 
 # glibc returns large freed blocks to the OS on every training step, and the page faults that
 # follow slow torch down (up to 3.6x measured on vmap paths); see DESIGN.md's performance notes.
-DATASET_NOTES = {
-    "fashion-mnist": "70,000 28x28 grey images, 10 classes (data.root, Debian's "
-                     "dataset-fashion-mnist, or download)",
-    "mnist": "70,000 28x28 handwritten digits (IDX files in data.root, or torchvision)",
-    "emnist": "EMNIST letters/digits, split data.emnist_split (data.root or torchvision)",
-    "cifar10": "60,000 32x32 colour images, 10 classes (torchvision)",
-    "cifar100": "60,000 32x32 colour images, 100 classes (torchvision)",
-    "digits": "scikit-learn's bundled 8x8 digits: 1,797 samples, 10 classes, no download",
-    "synthetic": "FedProx's Synthetic(alpha, beta), one generated device per client",
-    "arrays": "your own .npz at data.path (x_train, y_train, x_test, y_test)",
-    "images": "your own image files under data.path (train/ or clients/, and test/)",
-}
 MALLOC_TUNING = {"MALLOC_MMAP_MAX_": "0", "MALLOC_TRIM_THRESHOLD_": "100000000000"}
 
 
-def _fail(exc: Exception) -> typer.Exit:
-    if isinstance(exc, ScenarioError):
-        err.print(f"[red]{str(exc).splitlines()[0]}[/red]")
-        for problem in exc.problems:
-            typer.echo("  " + problem.format(), err=True)
-        return typer.Exit(2)
-    err.print("[red]error:[/red]", end=" ")
-    typer.echo(str(exc), err=True)
-    return typer.Exit(1)
+def _data_not_found(scenario: Path, exc: DatasetNotFound) -> typer.Exit:
+    """A data set missing from this machine, blamed on the scenario's file and field."""
+    return fail(DatasetNotFound(f"{scenario}: data.dataset: {exc}"))
 
 
 @app.command()
@@ -77,8 +55,10 @@ def run(
                 with RunProgress(err) as progress:
                     result = run_scenario(scenario, overrides=set_, out_dir=out_dir,
                                           run_id=run_id, on_start=progress.attach)
+    except DatasetNotFound as exc:
+        raise _data_not_found(scenario, exc) from None
     except NetflError as exc:
-        raise _fail(exc) from None
+        raise fail(exc) from None
     except MemoryError:  # a size no check foresaw: say so rather than show a traceback
         err.print("[red]error:[/red] the run needed more host memory than this machine has; "
                   "no results were written. Reduce the scenario's sizes (clients, model, "
@@ -169,7 +149,7 @@ def sweep(
                       f"rerun the same command to resume")
             raise typer.Exit(130) from None
     except NetflError as exc:
-        raise _fail(exc) from None
+        raise fail(exc) from None
     if result.diverged:
         err.print(f"[red]diverged[/red]: {len(result.diverged)} run(s) stopped when their model "
                   f"stopped being finite: "
@@ -216,7 +196,7 @@ def report(
     try:
         written = write_report(dirs, out_dir)
     except NetflError as exc:
-        raise _fail(exc) from None
+        raise fail(exc) from None
     incomplete = written.collection.incomplete
     if quiet:
         print(written.out_dir)
@@ -291,25 +271,38 @@ def timeline(
 def validate(
     scenario: Path = typer.Argument(..., help="Scenario YAML file."),
     set_: list[str] = typer.Option([], "--set", help=SET_HELP),
+    data: bool = typer.Option(False, "--data", help="Also load the data set and partition it "
+                              "over the clients (reads, or downloads, its files)."),
 ) -> None:
-    """Check a scenario and report every problem at once."""
+    """Check a scenario and report every problem at once: its fields, how its sections fit
+    together, and its world, links and devices (built, with the files they name). The data set
+    is loaded and partitioned only with --data; a run reports a data set it cannot find."""
+    from netfl.runner import check_scenario
     from netfl.scenario import load_scenario
-    from netfl.simulation import Simulation
     from netfl.sweep.grid import has_sweep, load_base, load_sweep
 
     try:
         swept = has_sweep(scenario)
         parsed = load_base(scenario, set_) if swept else load_scenario(scenario, set_)
         runs = len(load_sweep(scenario, overrides=set_).points) if swept else 0
-        world = Simulation(parsed, with_model=False).world
+        checked = check_scenario(parsed, data=data)
+    except DatasetNotFound as exc:
+        raise _data_not_found(scenario, exc) from None
     except NetflError as exc:
-        raise _fail(exc) from None
+        raise fail(exc) from None
+    world, name = checked.world, parsed.data.dataset_name
     out.print(f"[green]valid[/green]: {parsed.name}: {parsed.algorithm.kind} on the "
               f"{parsed.world.kind} world ({len(world.clients)} clients, "
-              f"{len(world.edge_servers)} edge servers), {parsed.data.dataset_name}, "
-              f"{parsed.model.kind}")
+              f"{len(world.edge_servers)} edge servers), {name}, {parsed.model.kind}")
     for note in world.notes:
         out.print(f"[yellow]note[/yellow]: {note}")
+    if checked.partition is not None:
+        out.print(f"data: {name} loaded, {len(checked.dataset.train_y):,} training samples "
+                  f"partitioned ({parsed.data.partition.kind}) over {len(world.clients)} "
+                  f"clients")
+    else:
+        out.print(f"data: {name} not loaded (validate --data loads it and checks the "
+                  f"partition)")
     if swept:
         out.print(f"[green]valid[/green]: its sweep: section, {runs} runs "
                   f"(list them with netfl sweep {scenario} --dry-run)")
@@ -322,7 +315,7 @@ def sumo_trace(
     set_: list[str] = typer.Option([], "--set", help=SET_HELP),
     fcd_period: float = typer.Option(1.0, help="Seconds between recorded positions."),
 ) -> None:
-    """Drive a scenario's grid city in SUMO (offline; the [sumo] extra) and write its trace.
+    """Drive a scenario's grid city in SUMO (offline; the sumo extra) and write its trace.
 
     The grid's size and block, the traffic's duration, arrival rate (all entries together) and
     mean speed (as the speed limit) become SUMO's netgenerate / randomTrips / sumo arguments;
@@ -346,77 +339,11 @@ def sumo_trace(
             speed_limit_mps=world.speed_bounds()[0], duration_s=world.traffic.duration,
             period_s=period, fcd_period_s=fcd_period, seed=parsed.seed)
     except NetflError as exc:
-        raise _fail(exc) from None
+        raise fail(exc) from None
     out.print(f"[green]wrote[/green] {written} ({written.stat().st_size / 1e6:.2f} MB)")
 
 
-@app.command("list")
-def list_(what: str = typer.Argument(
-        "all", help="algorithms, worlds, datasets, models, partitions, devices, transports or "
-             "all")) -> None:
-    """List what scenarios can name: algorithms, worlds, data sets, models, partitions, device
-    presets, transports (with installed extensions)."""
-    from netfl.compute.device import PRESETS
-    from netfl.scenario import Scenario, variants
-    from netfl.scenario.sections import DataSpec, Links
-
-    def kinds(field: str) -> list[tuple[str, str]]:
-        return [(tag, _first_line(model))
-                for tag, model in variants(Scenario.model_fields[field].annotation)]
-
-    sections = {
-        "algorithms": kinds("algorithm") + _extension_rows("netfl.algorithms"),
-        "worlds": kinds("world"),
-        "datasets": [(name, DATASET_NOTES.get(name, "")) for name in
-                     _dataset_names()] + _extension_rows("netfl.datasets"),
-        "models": kinds("model") + _extension_rows("netfl.models"),
-        "partitions": [(tag, _first_line(model)) for tag, model in variants(
-            DataSpec.model_fields["partition"].annotation)] + _extension_rows("netfl.partitions"),
-        "devices": [(name, f"{p.flops / 1e9:g} GFLOP/s effective, {p.memory_bytes / 1e9:g} GB: "
-                     f"{p.basis}") for name, p in PRESETS.items()],
-        "transports": [(tag, _first_line(model)) for tag, model in
-                       variants(Links.model_fields["transport"].annotation)],
-    }
-    if what != "all" and what not in sections:
-        err.print(f"[red]unknown list {what!r}[/red]; choose: all, {', '.join(sections)}")
-        raise typer.Exit(2)
-    for title, rows in sections.items():
-        if what in ("all", title):
-            table = Table(title=title, title_justify="left", show_header=False, box=None)
-            for name, text in rows:
-                table.add_row(f"[bold]{name}[/bold]", text)
-            out.print(table)
-
-
-def _dataset_names() -> list[str]:
-    from netfl.scenario.sections import DatasetName
-
-    return list(typing.get_args(DatasetName))
-
-
-def _extension_rows(group: str) -> list[tuple[str, str]]:
-    """Installed extensions of an entry-point group: name and what their Spec says, or why they
-    cannot be used."""
-    from rich.markup import escape
-
-    from netfl.extensions import ExtensionError, installed, load_for_group
-
-    rows = []
-    for name, entry in sorted(installed(group).items()):
-        package = entry.dist.name if entry.dist else "?"
-        try:
-            found = load_for_group(group, name)
-            text = _first_line(found.Spec) or _first_line(found)
-            rows.append((name, escape(f"[extension, {package}] {text}")))
-        except ExtensionError as exc:
-            rows.append((name, f"[red]{escape(f'[broken extension, {package}]')}[/red] "
-                               f"{escape(str(exc))}"))
-    return rows
-
-
-def _first_line(obj: object) -> str:
-    """The first paragraph of a docstring, on one line."""
-    return " ".join((obj.__doc__ or "").strip().split("\n\n")[0].split())
+app.command("list")(list_)  # last in --help, after the commands that do the work
 
 
 def main() -> None:
