@@ -2,7 +2,7 @@
 
 The stacked (vmap) path differentiates a stacked model with torch.func: every step writes a
 gradient tensor of all B clients' parameters (B x P floats) and reads it back to update them, so
-on a CPU a step streams several times B x P x 4 bytes through memory (W2 of issue 17: 100
+on a CPU a step streams several times B x P x 4 bytes through memory (bench_peers' W2: 100
 clients of the 199k-parameter MLP, about 80 MB per pass), more than its arithmetic costs. A
 per-client loop keeps one client's 0.8 MB in cache for all its steps, which is why a W2 round
 on the stacked path only tied a plain loop.

@@ -58,7 +58,7 @@ def on_replicas(replicas: list[FlatModel], items, work, pool: ThreadPoolExecutor
     """``work(replica, group)`` for ``items`` cut into one run of consecutive items per
     replica, torch single-threaded, each run on a worker thread of ``pool``, or, with
     ``caller_works``, the first on the calling thread (one thread hand-over fewer: 0.3 ms of a
-    Fed-CHS fused gradient's 3; for evaluation's large products it made issue 17's W1 round
+    Fed-CHS fused gradient's 3; for evaluation's large products it made bench_peers' W1 round
     10% slower, so only the fused gradient asks for it); every run's results, concatenated
     in item order."""
     groups = np.array_split(np.asarray(items), len(replicas))

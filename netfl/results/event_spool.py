@@ -1,4 +1,4 @@
-"""The event table of a traced run, written to disk as the run goes (issue 21).
+"""The event table of a traced run, written to disk as the run goes.
 
 A run that keeps its events (``output.trace`` or ``output.timeline``) and writes a results
 folder spools the trace records into a Parquet file a chunk at a time, instead of holding a
