@@ -15,7 +15,8 @@ averages). Two paths train many clients, with the same update maths (``sgd_step_
 vmap for models without convolutions, the loop for convolutional ones (vmap does not speed up
 convolutions on CPU); vmap on CUDA. Both give the same results within float rounding.
 
-Gradients (Fed-CHS's fused one included) are in netfl.learn.gradients. Contract shared with
+Gradients (Fed-CHS's fused one included) are in netfl.learn.gradients, evaluation on the test
+set in netfl.learn.evaluation. Contract shared with
 :class:`netfl.learn.fake.FakeTrainer`:
 
 * ``init_params()`` -> the initial global parameters;
@@ -42,28 +43,15 @@ from torch.nn import functional as F
 from netfl.learn.clients import BYTES_PER_PARAM, ClientData
 from netfl.learn.data import Dataset
 from netfl.learn.dense import chunk_size, dense_layers, dense_sgd_
+from netfl.learn.evaluation import EvaluationMethods
 from netfl.learn.flat import FlatModel
 from netfl.learn.gradients import GradientMethods
 from netfl.learn.models import count_params, flops_per_sample
-from netfl.learn.parallel import (
-    average,
-    batch_scores,
-    on_replicas,
-    single_threaded_torch,
-    worker_pool,
-)
+from netfl.learn.parallel import average, on_replicas, single_threaded_torch, worker_pool
 from netfl.learn.partition import Partition
 from netfl.learn.sgd import sgd_step_
 from netfl.sim.clock import RandomStreams
 from netfl.sim.cores import available_cores, keep_freed_memory
-
-EVAL_BATCH = 1000
-CACHED_SUBSETS = 4  # test subsets kept gathered (the target screen's three stages, one more)
-# A subset is evaluated in this many batches: the target screen's first stage of 1,000 samples
-# in one batch of 1,000 ran on one core (one batch, one worker), its third of 3,000 in three
-# split 2:1 over two; CHFL's FedAvg evaluated 35% fewer test samples with the stages than with
-# one 2,000-sample subset, yet took as long
-SUBSET_BATCHES = 8
 
 
 def choose_path(model: nn.Module, device: torch.device) -> str:
@@ -84,7 +72,7 @@ def resolve_device(requested: str) -> torch.device:
     return torch.device(requested)
 
 
-class TorchTrainer(ClientData, GradientMethods):
+class TorchTrainer(ClientData, GradientMethods, EvaluationMethods):
     """Local SGD, gradients and evaluation for a torch model on an in-memory data set."""
 
     def __init__(self, model: nn.Module, dataset: Dataset, partition: Partition,
@@ -376,42 +364,3 @@ class TorchTrainer(ClientData, GradientMethods):
         is large (``parallel.average``)."""
         workers = self.max_workers if self.device.type == "cpu" else 1
         return average(vectors, weights, workers, self._workers())
-
-    # ------------------------------------------------------------------- evaluation
-
-    @property
-    def test_labels(self) -> np.ndarray:
-        """The test set's labels (what a screening subset is stratified on)."""
-        return self._test_y.cpu().numpy()
-
-    @torch.no_grad()
-    def evaluate(self, params: torch.Tensor,
-                 subset: np.ndarray | None = None) -> tuple[float, float]:
-        """(accuracy, mean cross-entropy) of ``params`` on the test set, or on the test samples
-        at indices ``subset`` (see netfl.learn.screening).
-
-        Batches of EVAL_BATCH (a subset: SUBSET_BATCHES equal batches, whatever its size, so
-        that every worker has a share of a small one), split among the worker threads on a
-        CPU, each with its own model replica and torch single-threaded; the per-batch sums are
-        added in batch order, so the result is the same bits whatever the worker count."""
-        test_x, test_y = self._test_x, self._test_y
-        if subset is not None:
-            cached = self._subsets.get(id(subset))
-            if cached is None or not np.array_equal(cached[0], subset):
-                index = torch.as_tensor(subset, device=self.device)
-                cached = (np.array(subset, copy=True), test_x[index], test_y[index])
-                if len(self._subsets) >= CACHED_SUBSETS:  # the oldest goes
-                    del self._subsets[next(iter(self._subsets))]
-                self._subsets[id(subset)] = cached
-            test_x, test_y = cached[1], cached[2]
-        batch = EVAL_BATCH if subset is None else max(-(-len(test_y) // SUBSET_BATCHES), 1)
-        workers = min(self.max_workers, -(-len(test_y) // batch))
-        if self.device.type != "cpu":
-            workers = 1
-        scores = batch_scores(self._replica_set(workers), params, test_x, test_y, batch,
-                              self._workers())
-        correct, loss_sum = 0, 0.0
-        for right, loss in scores:
-            correct += right
-            loss_sum += loss
-        return correct / len(test_y), loss_sum / len(test_y)

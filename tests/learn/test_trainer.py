@@ -422,20 +422,20 @@ def test_a_subset_evaluates_as_its_samples_do_cached_or_not(digits):
 def test_a_small_subset_is_shared_among_the_workers(digits, monkeypatch):
     """A subset goes in SUBSET_BATCHES batches: the screen's first stage (1,000 samples, one
     EVAL_BATCH) ran on one worker while the other core idled."""
-    import netfl.learn.trainer as trainer_module
+    import netfl.learn.evaluation as evaluation
 
     calls = []
-    real = trainer_module.batch_scores
+    real = evaluation.batch_scores
 
     def spy(replicas, params, x, y, batch, pool=None):
         calls.append((len(replicas), batch, len(y)))
         return real(replicas, params, x, y, batch, pool)
 
-    monkeypatch.setattr(trainer_module, "batch_scores", spy)
+    monkeypatch.setattr(evaluation, "batch_scores", spy)
     trainer = TorchTrainer(mlp(), digits, partition(digits), RandomStreams(0), max_workers=2)
     params = trainer.init_params()
     subset = np.arange(0, 160)
     assert trainer.evaluate(params, subset)[0] == trainer.evaluate(params, subset.copy())[0]
     trainer.evaluate(params)
-    assert calls[0] == (2, 160 // trainer_module.SUBSET_BATCHES, 160)
-    assert calls[-1][1] == trainer_module.EVAL_BATCH
+    assert calls[0] == (2, 160 // evaluation.SUBSET_BATCHES, 160)
+    assert calls[-1][1] == evaluation.EVAL_BATCH
