@@ -1,25 +1,31 @@
 """The algorithm base and the primitives every algorithm is built from.
 
 An algorithm is one SimPy process, ``run()``, that reads like its paper's algorithm box. The
-primitives here carry the simulation's physics so algorithms need not:
+primitives here carry the simulation's physics so algorithms need not, and they are all an
+algorithm uses: netfl's own algorithms are written with exactly these (a test checks that no
+algorithm module reaches past them), as a user's plug-in is (docs/extending.md).
 
-* ``send`` moves bytes over the network and reports whether they arrived; ``send_up`` does so
-  for an upload, compressed as the scenario says;
-* ``train_round`` has clients download a model, train (charged to the simulated clock by the
-  device model) and upload, all in parallel, and returns the updates that arrived. Uploads are
-  simulated first and real training runs afterwards for exactly the clients whose uploads arrived:
-  message sizes never depend on the values sent, so this is exact, and work on lost updates is
-  never wasted on the host;
-* ``aggregate`` charges the weighted average to the aggregating node's processor;
-* ``evaluate`` measures the global model (no simulated time) and says when to stop;
-* ``end_round`` books a round: the model it is handed is checked against the target on every
-  round (on a screening subset, confirmed on the full test set), so time, bytes and steps to
-  the target are exact to one update whatever ``eval_every`` says.
+Moving models: ``send``, ``send_up``, ``download`` (the scenario's broadcast medium where
+there is one), ``broadcast``, ``move_model``, ``carry_model``, ``reachable``.
+Rounds of clients: ``exchange`` (download, local compute, upload for many clients at once;
+optionally until the first K updates or a deadline, the rest cancelled), ``client_update``
+(one client's part), ``train_round`` (``exchange`` and the real training of exactly the
+clients whose uploads arrived: message sizes never depend on the values sent, so this is
+exact), ``wait_for`` and ``cancel``.
+Devices: ``local_compute``, ``occupy``, ``charge_aggregation``, ``aggregate``,
+``device_speed``. Data: ``data_sizes``, ``label_counts``, ``indices``. Randomness:
+``stream``. The run: ``evaluate``, ``end_round``, ``charge_cost``, ``wait_idle``, ``stop``
+(the bookkeeping behind them is netfl.algorithms.bookkeeping).
+
+Every primitive that takes simulated time is a generator: ``yield from self.send(...)``. One
+called and never run (``self.send(...)`` without ``yield from``) is an error naming the
+algorithm, raised at its next primitive or at the end of the run.
 """
 
 from __future__ import annotations
 
-import math
+import functools
+import inspect
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 
@@ -27,41 +33,23 @@ import numpy as np
 import simpy
 
 from netfl.algorithms.aggregation import data_weights
+from netfl.algorithms.bookkeeping import RunBook, all_finite
 from netfl.compute.fleet import Fleet
-from netfl.errors import TransferFailed
+from netfl.errors import SimulationError, TransferFailed
 from netfl.learn.compress import NoCompression, make_compressor
-from netfl.learn.screening import passes_screen, screening_stages
 from netfl.network.transfer import Network
 from netfl.scenario.sections import Stop
 from netfl.sim.clock import RandomStreams
-from netfl.sim.trace import (
-    Aggregate,
-    Cost,
-    Evaluation,
-    HandOver,
-    TargetReached,
-    TraceBus,
-    TrainEnd,
-    TrainStart,
-)
+from netfl.sim.trace import Aggregate, HandOver, TraceBus, TrainEnd, TrainStart
 from netfl.world.base import World
 
-
-def all_finite(params) -> bool:
-    """Whether every number of a model (a torch tensor, a numpy array, or a list or dict of
-    them, as an algorithm with several models deploys) is finite."""
-    if isinstance(params, dict):
-        return all(all_finite(p) for p in params.values())
-    if isinstance(params, list | tuple):
-        return all(all_finite(p) for p in params)
-    if hasattr(params, "isfinite"):  # a torch tensor (torch is not imported for fake runs)
-        return bool(params.isfinite().all())
-    return bool(np.isfinite(np.asarray(params, dtype=float)).all())
+__all__ = ["Algorithm", "Context", "RoundResult", "all_finite"]
 
 
 @dataclass
 class Context:
-    """Everything an algorithm may use, handed in by the Simulation (no globals)."""
+    """Everything the base needs, handed in by the Simulation (no globals). Algorithms use
+    the primitives, not these objects."""
 
     env: simpy.Environment
     world: World
@@ -82,26 +70,61 @@ class RoundResult:
     weights: np.ndarray
 
 
+class _Started:
+    """Lives as long as a primitive's generator; reports it where it dies never started."""
+
+    __slots__ = ("started", "name", "forgotten")
+
+    def __init__(self, name: str, forgotten: list):
+        self.started, self.name, self.forgotten = False, name, forgotten
+
+    def __del__(self):
+        if not self.started:
+            self.forgotten.append(self.name)
+
+
+def _tracked(token: _Started, generator: Generator) -> Generator:
+    token.started = True
+    return (yield from generator)
+
+
+def primitive(method):
+    """A primitive that takes simulated time: its generator, tracked so that one never run
+    is reported (``_Started``)."""
+
+    @functools.wraps(method)
+    def call(self, *args, **kwargs):
+        if self._forgotten:
+            self._report_forgotten()
+        return _tracked(_Started(method.__name__, self._forgotten),
+                        method(self, *args, **kwargs))
+
+    return call
+
+
+def _defuse(event) -> None:
+    if not event.ok:
+        event.defused = True
+
+
 class Algorithm:
-    """Base class. Subclasses set ``spec`` fields in the scenario schema and write ``run()``."""
+    """Base class. Subclasses set ``Spec`` in the scenario schema and write ``run()``, a
+    generator (a SimPy process)."""
 
     MESSAGE_FACTOR = 1
 
     def __init__(self, ctx: Context, spec):
         self.ctx, self.spec = ctx, spec
         self.env, self.world, self.trainer = ctx.env, ctx.world, ctx.trainer
+        self._network, self._fleet, self._streams, self._trace = (
+            ctx.network, ctx.fleet, ctx.streams, ctx.trace)
         self._client_index = {name: i for i, name in enumerate(ctx.world.clients)}
-        self.reached_target = False
-        self.rounds_done = 0
-        self.rounds_without_updates = 0
-        self.local_steps_done = 0
-        self.cost_spent = 0.0  # eq. (5) of Group-FEL, for the algorithms that charge it
-        # "target_accuracy", "max_local_steps", "max_cost", "diverged"
-        self.stopped_by: str | None = None
-        self.diverged_round: int | None = None  # the first round whose model was not finite
-        self._screen: list | None = None  # the screen's stages, made on first use
-        self._deployed: tuple | None = None  # (round, model) last handed to end_round
-        self._last_row_round: int | None = None
+        self._forgotten: list[str] = []
+        # late-bound: a subclass's (or a test's) own test() and trainer count
+        self.book = RunBook(ctx.trace, ctx.stop, lambda: self.env.now,
+                            lambda *args: self.test(*args),
+                            lambda: getattr(self.trainer, "test_labels", None),
+                            lambda: ctx.streams.get("evaluation"))
         self.compressor = make_compressor(getattr(spec, "compression", None),
                                           ctx.streams.seed_for("compression"))
         # A message carries MESSAGE_FACTOR vectors of the model's size (2 where momentum travels
@@ -110,55 +133,196 @@ class Algorithm:
         self.upload_bytes = (self.compressor.payload_bytes(self.trainer.num_params)
                              * self.MESSAGE_FACTOR)
 
+    @classmethod
+    def for_world(cls, world: World) -> type[Algorithm]:
+        """The class that runs this algorithm on ``world`` (itself; a paper's variant for a
+        kind of world overrides this, as Fed-CHS does for constellations)."""
+        return cls
+
     def run(self) -> Generator:
         raise NotImplementedError
 
-    # -------------------------------------------------------------------- primitives
+    def start(self) -> simpy.Process:
+        """``run()`` as the SimPy process of the run; a clear error where ``run`` is not a
+        generator."""
+        process = self.run()
+        if not inspect.isgenerator(process):
+            raise SimulationError(
+                f"algorithm {self.spec.kind!r} ({type(self).__module__}."
+                f"{type(self).__qualname__}): run() must be a generator (use 'yield' or "
+                f"'yield from' in it; a primitive such as self.exchange is run with "
+                f"'yield from'), got {type(process).__name__}")
+        return self.env.process(process)
 
+    def _report_forgotten(self) -> None:
+        names = ", ".join(dict.fromkeys(self._forgotten))
+        raise SimulationError(
+            f"algorithm {self.spec.kind!r} ({type(self).__module__}.{type(self).__qualname__})"
+            f" called self.{names}(...) but never ran it: a primitive that takes simulated "
+            f"time is a generator; write 'yield from self.{self._forgotten[0]}(...)'")
+
+    # -------------------------------------------------------------------- moving models
+
+    @primitive
     def send(self, src: str, dst: str, nbytes: float, raw_nbytes: float | None = None,
              tag: str | None = None) -> Generator:
-        """Transfer ``nbytes``; returns True if delivered, False if it failed (after retries).
-        ``raw_nbytes`` is the size before compression (for accounting); ``tag`` overrides the
-        accounting tag (default: the tiers of the two ends)."""
+        """Transfer ``nbytes``; returns True if delivered, False if it failed (after retries)
+        or was cancelled. ``raw_nbytes`` is the size before compression (for accounting);
+        ``tag`` overrides the accounting tag (default: the tiers of the two ends)."""
         try:
-            yield from self.ctx.network.transfer(src, dst, nbytes, tag=tag,
-                                                 raw_nbytes=raw_nbytes)
+            yield from self._network.transfer(src, dst, nbytes, tag=tag, raw_nbytes=raw_nbytes)
         except TransferFailed:
             return False
         return True
 
-    def broadcast(self, src: str, receivers: Sequence[str]) -> Generator:
-        """Broadcast the model (``download_bytes``) from ``src`` to ``receivers`` at once;
-        returns the set of receivers that got it (see Network.broadcast)."""
-        results = yield self.ctx.network.broadcast(src, list(receivers), self.download_bytes)
-        return {r for r, report in results.items() if report is not None}
-
     def send_up(self, src: str, dst: str) -> Generator:
-        """Send a model or update upwards: compressed by ``compression``, counted both ways
-        (``send``'s own generator, not one around it)."""
+        """Send a model or update upwards: compressed by ``compression``, counted both ways."""
         return self.send(src, dst, self.upload_bytes, self.download_bytes)
 
-    def exchange(self, server: str, clients: Sequence[str], round_: int, steps: int) -> Generator:
-        """Clients download the model from ``server``, compute for ``steps`` local steps and
-        upload (compressed), all in parallel in simulated time. Returns the clients whose
-        uploads arrived; when none did, waits ``idle_wait`` first. Where ``server`` broadcasts
-        (an RSU with ``medium.downlink: broadcast``) the model goes out once to all of them."""
-        received = None
-        if clients and self.ctx.network.broadcasts_from(server):
-            received = yield from self.broadcast(server, clients)
-        jobs = [self.env.process(self._client_job(server, c, round_, steps, received))
-                for c in clients]
+    @primitive
+    def broadcast(self, src: str, receivers: Sequence[str]) -> Generator:
+        """Broadcast the model (``download_bytes``) from ``src`` to ``receivers`` at once, on
+        the scenario's broadcast medium; returns the set of receivers that got it."""
+        results = yield self._network.broadcast(src, list(receivers), self.download_bytes)
+        return {r for r, report in results.items() if report is not None}
+
+    def broadcasts_from(self, node: str) -> bool:
+        """Whether ``node`` sends its downlinks as one broadcast (an RSU with
+        ``world.medium.downlink: broadcast``)."""
+        return self._network.broadcasts_from(node)
+
+    @primitive
+    def download(self, server: str, clients: Sequence[str]) -> Generator:
+        """The model from ``server`` to every client at once: one broadcast where ``server``
+        broadcasts, otherwise a transfer to each in parallel. Returns the set that got it."""
+        if clients and self.broadcasts_from(server):
+            return (yield from self.broadcast(server, clients))
+        jobs = [self.env.process(self.send(server, c, self.download_bytes)) for c in clients]
         yield self.env.all_of(jobs)
-        arrived = [c for c, job in zip(clients, jobs, strict=True) if job.value]
+        return {c for c, job in zip(clients, jobs, strict=True) if job.value}
+
+    def reachable(self, src: str, dst: str) -> bool:
+        """Whether a route from ``src`` to ``dst`` exists now (links up, in coverage)."""
+        return self._network.route(src, dst) is not None
+
+    @primitive
+    def carry_model(self, holder: str | None, node: str, round_: int) -> Generator:
+        """Bring the model to ``node`` (no transfer where it is there, or nowhere yet: the
+        initial model starts anywhere). Returns the node that holds it afterwards."""
+        if holder is None or holder == node:
+            return node
+        return (yield from self.move_model(holder, [node], round_))
+
+    @primitive
+    def move_model(self, holder: str, candidates: Sequence[str], round_: int) -> Generator:
+        """Send the model from ``holder`` to the first candidate that receives it: each is tried
+        ``spec.handover.attempts`` times (once without that setting), the next ones only with
+        ``fallback``. Every attempt is a hand-over record. Returns the node that holds the
+        model afterwards (``holder`` when all failed)."""
+        handover = getattr(self.spec, "handover", None)
+        attempts = 1 if handover is None else handover.attempts
+        fallback = handover is not None and handover.fallback
+        for candidate in candidates if fallback else candidates[:1]:
+            if candidate == holder:
+                return holder
+            for _ in range(attempts):
+                ok = yield from self.send(holder, candidate, self.download_bytes)
+                self._trace.emit(HandOver(time_s=self.env.now, src=holder, dst=candidate,
+                                          round=round_, ok=ok))
+                if ok:
+                    return candidate
+        return holder
+
+    # -------------------------------------------------------------------- rounds of clients
+
+    @primitive
+    def exchange(self, server: str, clients: Sequence[str], round_: int, steps: int,
+                 first: int | None = None, deadline: float | None = None) -> Generator:
+        """Clients download the model from ``server`` (one broadcast where it broadcasts),
+        compute for ``steps`` local steps and upload (compressed), all in parallel in
+        simulated time. Returns the clients whose uploads arrived, in ``clients``' order;
+        when none did, waits ``idle_wait`` first (``wait_idle``).
+
+        ``first=K`` returns once K uploads arrived, ``deadline`` (simulated seconds from now)
+        at that time at the latest; the clients still under way are then cancelled
+        (``cancel``: their transfers release their share at once and are counted as
+        cancelled, their device time stops)."""
+        received = None
+        if clients and self.broadcasts_from(server):
+            received = yield from self.broadcast(server, clients)
+        jobs = [self.env.process(self.client_update(server, c, round_, steps, received))
+                for c in clients]
+        if first is None and deadline is None:
+            yield self.env.all_of(jobs)
+        else:
+            yield from self.wait_for(jobs, first, deadline)
+        arrived = [c for c, job in zip(clients, jobs, strict=True)
+                   if job.triggered and job.ok and job.value]
         if not arrived:
-            self.rounds_without_updates += 1
-            yield self.env.timeout(self.spec.idle_wait)
+            yield from self.wait_idle()
         return arrived
 
+    @primitive
+    def client_update(self, server: str, client: str, round_: int, steps: int,
+                      received: set | None = None) -> Generator:
+        """One client's part of an exchange: download the model (unless ``received`` says who
+        got a broadcast), ``steps`` local steps on its device, upload. Returns whether the
+        upload arrived."""
+        if received is not None:
+            if client not in received:
+                return False
+        elif not (yield from self.send(server, client, self.download_bytes)):
+            return False
+        if not (yield from self.local_compute(client, round_, steps)):
+            return False
+        return (yield from self.send_up(client, server))
+
+    @primitive
+    def wait_for(self, processes: Sequence[simpy.Process], count: int | None = None,
+                 deadline: float | None = None) -> Generator:
+        """Wait until ``count`` of ``processes`` have returned a true value (all of them have
+        ended, when ``count`` is None or cannot be reached) or ``deadline`` simulated seconds
+        have passed, whichever is first; then ``cancel`` those still running. Returns the
+        processes that returned a true value, in order."""
+        done, state = self.env.event(), {"hits": 0, "left": len(processes)}
+
+        def ended(event) -> None:
+            state["left"] -= 1
+            state["hits"] += bool(event.ok and event.value)
+            if not done.triggered and (state["left"] == 0 or (
+                    count is not None and state["hits"] >= count)):
+                done.succeed()
+
+        for process in processes:
+            if process.callbacks is None:  # processed already
+                ended(process)
+            else:
+                process.callbacks.append(ended)
+        if not done.triggered and (state["left"] == 0 or count == 0):
+            done.succeed()
+        waits = [done] if deadline is None else [done, self.env.timeout(deadline)]
+        yield self.env.any_of(waits)
+        for process in processes:
+            self.cancel(process)
+        return [p for p in processes if p.triggered and p.ok and p.value]
+
+    def cancel(self, process: simpy.Process, cause: str = "cancelled") -> None:
+        """Stop ``process`` where it is (nothing where it has ended): a transfer under way in
+        it is cancelled (its share of every link is released at once; its bytes on the wire
+        count as cancelled), device time under way stops. The interruption is not an error of
+        the run. Processes it started itself run on."""
+        if not process.is_alive:
+            return
+        process.interrupt(cause)
+        process.callbacks.append(_defuse)
+
+    @primitive
     def train_round(self, server: str, clients: Sequence[str], params, round_: int,
                     steps: int | None = None, lr: float | None = None,
+                    first: int | None = None, deadline: float | None = None,
                     **solver) -> Generator:
-        """``exchange``, then real local training of exactly the clients whose uploads arrived.
+        """``exchange`` (with its ``first`` and ``deadline``), then real local training of
+        exactly the clients whose uploads arrived.
 
         ``solver``: options of the local solver beyond the scenario's SGD (``prox_mu``:
         FedProx's proximal weight; see the trainer's ``local_train``).
@@ -166,14 +330,14 @@ class Algorithm:
         (params + the compressed update), and data-size weights normalized over them.
         """
         steps = self.spec.local_steps if steps is None else steps
-        arrived = yield from self.exchange(server, clients, round_, steps)
+        arrived = yield from self.exchange(server, clients, round_, steps, first, deadline)
         indices = self.indices(arrived)
         updates = self.trainer.local_train(
             params, indices, steps, self.spec.lr if lr is None else lr, self.spec.batch_size,
             momentum=self.spec.momentum, weight_decay=self.spec.weight_decay,
             **solver) if arrived else []
         updates = [self.compressed_towards(u, params) for u in updates]
-        return RoundResult(arrived, updates, data_weights(self.trainer.client_sizes[indices]))
+        return RoundResult(arrived, updates, data_weights(self.data_sizes(arrived)))
 
     def compressed_towards(self, model, reference):
         """What the receiver reconstructs of ``model`` sent compressed: reference +
@@ -185,51 +349,78 @@ class Algorithm:
             return self.compressor.compress(model)
         return reference + self.compressor.compress(model - reference)
 
+    # -------------------------------------------------------------------- data and devices
+
     def indices(self, clients: Sequence[str]) -> list[int]:
+        """The trainer's row of each client (the order of ``world.clients``)."""
         return [self._client_index[c] for c in clients]
 
-    def _client_job(self, server: str, client: str, round_: int, steps: int,
-                    received: set | None = None) -> Generator:
-        """Download (unless ``received`` says who got a broadcast), train, upload for one
-        client; returns whether the upload arrived."""
-        if received is not None:
-            if client not in received:
-                return False
-        elif not (yield from self.send(server, client, self.download_bytes)):
-            return False
-        if not (yield from self.local_compute(client, round_, steps)):
-            return False
-        return (yield from self.send_up(client, server))
+    def data_sizes(self, clients: Sequence[str] | None = None) -> np.ndarray:
+        """The number of training samples each of ``clients`` holds (every client's, in
+        ``world.clients`` order, when None)."""
+        sizes = self.trainer.client_sizes
+        return sizes if clients is None else sizes[self.indices(clients)]
 
+    def label_counts(self) -> np.ndarray:
+        """Samples per class of every client: an array (clients x classes)."""
+        return self.trainer.partition.counts
+
+    def device_speed(self, node: str) -> tuple[float, float]:
+        """``node``'s device: its effective FLOP/s and its straggler slowdown factor."""
+        return self._fleet.profile(node).flops, self._fleet.slowdown(node)
+
+    def stream(self, name: str, *keys: int) -> np.random.Generator:
+        """The run's named random stream ``name`` (the same generator on every call); with
+        ``keys``, an independent stream derived from it."""
+        return self._streams.derive(name, *keys) if keys else self._streams.get(name)
+
+    @primitive
     def local_compute(self, client: str, round_: int, steps: int,
                       samples: int | None = None) -> Generator:
         """Charge ``steps`` local steps (``samples`` samples in all; by default steps x the
         client's batch) to ``client``'s device; returns False if it dropped out meanwhile (its
-        work is then void)."""
-        fleet = self.ctx.fleet
+        work is then void). Cancelled, it books the time it ran and stops."""
+        fleet = self._fleet
         if samples is None:
             samples = steps * self.trainer.samples_per_step(self._client_index[client],
                                                             self.spec.batch_size)
         duration = fleet.train_time_s(client, self.trainer.flops_per_sample, samples)
         started = self.env.now
-        self.local_steps_done += steps
-        if self.ctx.trace.wants(TrainStart):  # the event table's; no counter needs it
-            self.ctx.trace.emit(TrainStart(time_s=started, node=client, round=round_,
-                                           steps=steps, samples=samples, duration_s=duration))
-        yield from fleet.run_job(client, duration)
+        self.book.local_steps_done += steps
+        if self._trace.wants(TrainStart):  # the event table's; no counter needs it
+            self._trace.emit(TrainStart(time_s=started, node=client, round=round_,
+                                        steps=steps, samples=samples, duration_s=duration))
+        try:
+            yield from fleet.run_job(client, duration)
+        except simpy.Interrupt:
+            self._trace.emit(TrainEnd(time_s=self.env.now, node=client, round=round_,
+                                      duration_s=self.env.now - started, ok=False,
+                                      cancelled=True))
+            raise
         ok = not fleet.dropped_since(client, started)
-        self.ctx.trace.emit(TrainEnd(time_s=self.env.now, node=client, round=round_,
-                                     duration_s=self.env.now - started, ok=ok))
+        self._trace.emit(TrainEnd(time_s=self.env.now, node=client, round=round_,
+                                  duration_s=self.env.now - started, ok=ok))
         return ok
 
-    def charge_aggregation(self, node: str, n_updates: int, level: str, round_: int) -> Generator:
-        """Charge aggregating ``n_updates`` vectors to ``node``'s processor and trace it."""
-        duration = self.ctx.fleet.aggregation_time_s(node, self.trainer.num_params, n_updates)
+    @primitive
+    def occupy(self, node: str, seconds: float) -> Generator:
+        """Occupy ``node``'s device for ``seconds`` (queued behind its other jobs); returns
+        False if it dropped out meanwhile (the work is then void)."""
         started = self.env.now
-        yield from self.ctx.fleet.run_job(node, duration)
-        self.ctx.trace.emit(Aggregate(time_s=self.env.now, node=node, round=round_, level=level,
-                                      n_updates=n_updates, duration_s=self.env.now - started))
+        yield from self._fleet.run_job(node, seconds)
+        return not self._fleet.dropped_since(node, started)
 
+    @primitive
+    def charge_aggregation(self, node: str, n_updates: int, level: str,
+                           round_: int) -> Generator:
+        """Charge aggregating ``n_updates`` vectors to ``node``'s processor and trace it."""
+        duration = self._fleet.aggregation_time_s(node, self.trainer.num_params, n_updates)
+        started = self.env.now
+        yield from self._fleet.run_job(node, duration)
+        self._trace.emit(Aggregate(time_s=self.env.now, node=node, round=round_, level=level,
+                                   n_updates=n_updates, duration_s=self.env.now - started))
+
+    @primitive
     def aggregate(self, node: str, updates: list, weights: np.ndarray, level: str,
                   round_: int) -> Generator:
         """Weighted average of ``updates`` at ``node``, charged to its processor (the
@@ -237,75 +428,40 @@ class Algorithm:
         yield from self.charge_aggregation(node, len(updates), level, round_)
         return self.trainer.weighted_average(updates, weights)
 
+    def sample_clients(self, clients: Sequence[str], count: int | None) -> list[str]:
+        """``count`` clients uniformly without replacement (sampling stream), in client order."""
+        if count is None or count >= len(clients):
+            return list(clients)
+        chosen = np.sort(self.stream("sampling").choice(len(clients), size=count,
+                                                        replace=False))
+        return [clients[i] for i in chosen]
+
+    # -------------------------------------------------------------------- the run
+
     def evaluate(self, params, round_: int) -> bool:
         """Evaluate ``params`` on the full test set after ``round_`` rounds (a metrics row; no
         simulated time); returns True when the run should stop."""
-        self._record_evaluation(round_, *self.test(params))
-        return self.stopped_by is not None
+        if self._forgotten:
+            self._report_forgotten()
+        self.book.record_evaluation(round_, *self.test(params))
+        return self.book.stopped_by is not None
 
-    def _record_evaluation(self, round_: int, accuracy: float, loss: float) -> None:
-        """Emit the Evaluation record, and TargetReached when it is the first to reach the
-        target (stopping the run where ``stop.at_target`` says so)."""
-        self.ctx.trace.emit(Evaluation(time_s=self.env.now, round=round_, accuracy=accuracy,
-                                       loss=loss))
-        self._last_row_round = round_
-        if not math.isfinite(loss):
-            self._diverged(round_)
-        target = self.ctx.stop.target_accuracy
-        if target is not None and not self.reached_target and accuracy >= target:
-            self.reached_target = True
-            self.ctx.trace.emit(TargetReached(time_s=self.env.now, round=round_,
-                                              accuracy=accuracy,
-                                              local_steps=self.local_steps_done))
-            if self.ctx.stop.at_target:
-                self.stopped_by = "target_accuracy"
+    def end_round(self, round_: int, params) -> bool:
+        """Book round ``round_`` as done: ``params`` is the model the algorithm would deploy
+        now. Checks it against the target (every round: time, bytes and steps to the target
+        are exact to one update), and records a metrics row when due (every ``eval_every``
+        rounds, after the last, when a budget is spent) or when the target is first reached.
+        Returns True when the run should stop."""
+        if self._forgotten:
+            self._report_forgotten()
+        return self.book.end_round(round_, params, self.spec.eval_every, self.spec.rounds)
 
     def record_final(self) -> None:
-        """A last metrics row for the model of the last completed round, where the run stopped
-        outside ``end_round`` (at ``stop.max_sim_time``, or out of contacts) and that round has
-        none yet: final_accuracy is then the accuracy of the model at the stop. Stamped at the
-        stop time."""
-        if self._deployed is not None and self._deployed[0] != self._last_row_round:
-            self._record_evaluation(self._deployed[0], *self.test(self._deployed[1]))
-
-    def screen_for_target(self, params) -> tuple[float, float] | None:
-        """Whether the update ``params`` may have reached the target: None when its accuracy
-        on the screening subset is more than the margin below the target (or there is no
-        target, or it was reached before); otherwise its (accuracy, loss) on the full test set,
-        which decides (netfl.learn.screening)."""
-        target = self.ctx.stop.target_accuracy
-        if target is None or self.reached_target:
-            return None
-        if self._screen is None:
-            self._screen = self._screening_stages()
-        if not passes_screen(self._screen, target, lambda chosen: self.test(params, chosen)[0]):
-            return None
-        return self.test(params)
-
-    def _screening_stages(self) -> list:
-        """The screen's stages (netfl.learn.screening.screening_stages); none where the trainer
-        has no test labels (the fake trainer, whose evaluation is free) or the subsets would be
-        the whole test set."""
-        labels = getattr(self.trainer, "test_labels", None)
-        if labels is None:
-            return []
-        return screening_stages(labels, self.ctx.stop.target_screen_samples,
-                                self.ctx.stop.target_accuracy, self.ctx.streams.get("evaluation"))
-
-    def charge_cost(self, node: str, kind: str, cost_s: float, round_: int) -> None:
-        """Book ``cost_s`` seconds of learning cost of ``kind`` against ``node``."""
-        self.cost_spent += cost_s
-        self.ctx.trace.emit(Cost(time_s=self.env.now, node=node, round=round_, kind=kind,
-                                 cost_s=cost_s))
-
-    def budget_spent(self) -> str | None:
-        """The stop budget this run has used up ("max_local_steps", "max_cost"), if any."""
-        stop = self.ctx.stop
-        if stop.max_local_steps is not None and self.local_steps_done >= stop.max_local_steps:
-            return "max_local_steps"
-        if stop.max_cost is not None and self.cost_spent >= stop.max_cost:
-            return "max_cost"
-        return None
+        """The run is over: a last metrics row where its last model has none
+        (bookkeeping's ``record_final``)."""
+        if self._forgotten:
+            self._report_forgotten()
+        self.book.record_final()
 
     def test(self, params, subset=None) -> tuple[float, float]:
         """(accuracy, loss) of what ``params`` stands for on the test set (on the test samples
@@ -315,71 +471,32 @@ class Algorithm:
             return self.trainer.evaluate(params)
         return self.trainer.evaluate(params, subset)
 
-    def end_round(self, round_: int, params) -> bool:
-        """Book round ``round_`` as done: ``params`` is the model the algorithm would deploy
-        now. Checks it against the target (every round: time, bytes and steps to the target
-        are exact to one update), and records a metrics row when due (every ``eval_every``
-        rounds, after the last, when a budget is spent) or when the target is first reached.
-        Returns True when the run should stop."""
-        self.rounds_done = round_
-        self._deployed = (round_, params)
-        spent = self.budget_spent()
-        due = round_ % self.spec.eval_every == 0 or round_ == self.spec.rounds or spent
-        if self.diverged_round is None and not all_finite(params):
-            self._diverged(round_)
-            # a run that stops here ends with a row that shows it (loss NaN); a tolerant one
-            # records rows as it would have
-            due = due or self.stopped_by == "diverged"
-        measured = self.screen_for_target(params)
-        crossed = measured is not None and measured[0] >= self.ctx.stop.target_accuracy
-        if due or crossed:
-            self._record_evaluation(round_, *(measured or self.test(params)))
-        stop = self.stopped_by is not None
-        if spent and not stop:
-            self.stopped_by = spent
-        return stop or spent is not None
+    def charge_cost(self, node: str, kind: str, cost_s: float, round_: int) -> None:
+        """Book ``cost_s`` seconds of learning cost of ``kind`` against ``node`` (counts
+        towards ``stop.max_cost``)."""
+        self.book.charge_cost(node, kind, cost_s, round_)
 
-    def _diverged(self, round_: int) -> None:
-        """The model stopped being finite (a learning rate too high, an exploding update):
-        every later number would be noise. Stop (``stop_reason: diverged``) unless the
-        scenario tolerates it (``stop.tolerate_divergence``)."""
-        if self.diverged_round is None:
-            self.diverged_round = round_
-        if not self.ctx.stop.tolerate_divergence and self.stopped_by is None:
-            self.stopped_by = "diverged"
+    @primitive
+    def wait_idle(self) -> Generator:
+        """Nothing arrived: count a round without updates and wait ``idle_wait``."""
+        self.book.rounds_without_updates += 1
+        yield self.env.timeout(self.spec.idle_wait)
+
+    def stop(self, reason: str) -> None:
+        """End the run with ``reason`` (its ``stop_reason``) once ``run()`` returns; a reason
+        given before (the target, a budget) stands."""
+        if self.book.stopped_by is None:
+            self.book.stopped_by = reason
 
     def summary_extras(self) -> dict:
         """Algorithm-specific figures for summary.json (none by default)."""
         return {}
 
-    def carry_model(self, holder: str | None, node: str, round_: int) -> Generator:
-        """Bring the model to ``node`` (no transfer where it is there, or nowhere yet: the
-        initial model starts anywhere). Returns the node that holds it afterwards."""
-        if holder is None or holder == node:
-            return node
-        return (yield from self.move_model(holder, [node], round_))
-
-    def move_model(self, holder: str, candidates: Sequence[str], round_: int) -> Generator:
-        """Send the model from ``holder`` to the first candidate that receives it: each is tried
-        ``spec.handover.attempts`` times, the next ones only with ``fallback``. Every attempt is
-        a hand-over record. Returns the node that holds the model afterwards (``holder`` when
-        all failed)."""
-        handover = self.spec.handover
-        for candidate in candidates if handover.fallback else candidates[:1]:
-            if candidate == holder:
-                return holder
-            for _ in range(handover.attempts):
-                ok = yield from self.send(holder, candidate, self.download_bytes)
-                self.ctx.trace.emit(HandOver(time_s=self.env.now, src=holder, dst=candidate,
-                                             round=round_, ok=ok))
-                if ok:
-                    return candidate
-        return holder
-
-    def sample_clients(self, clients: Sequence[str], count: int | None) -> list[str]:
-        """``count`` clients uniformly without replacement (sampling stream), in client order."""
-        if count is None or count >= len(clients):
-            return list(clients)
-        rng = self.ctx.streams.get("sampling")
-        chosen = np.sort(rng.choice(len(clients), size=count, replace=False))
-        return [clients[i] for i in chosen]
+    # the run's counters, as summary.json reports them
+    rounds_done = property(lambda self: self.book.rounds_done)
+    local_steps_done = property(lambda self: self.book.local_steps_done)
+    stopped_by = property(lambda self: self.book.stopped_by)
+    diverged_round = property(lambda self: self.book.diverged_round)
+    reached_target = property(lambda self: self.book.reached_target)
+    cost_spent = property(lambda self: self.book.cost_spent)
+    rounds_without_updates = property(lambda self: self.book.rounds_without_updates)

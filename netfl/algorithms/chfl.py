@@ -51,7 +51,7 @@ def visiting_order(edges: list[str], count: int | None, order: str,
 class CHFL(Algorithm):
     def run(self):
         spec, edges = self.spec, self.world.edge_servers
-        rng = self.ctx.streams.get("sampling")
+        rng = self.stream("sampling")
         x = self.trainer.init_params()
         holder: str | None = None
         if self.evaluate(x, 0):

@@ -1,5 +1,6 @@
-"""Fed-CHS: sequential FL across edge servers (Algorithm 1 of "Sequential Federated Learning in
-Hierarchical Architecture", ../shared/seeds/000_8caa492600db5cc0.txt).
+"""Fed-CHS: sequential FL across edge servers (Algorithm 1 of Yan et al., "Sequential Federated
+Learning in Hierarchical Architecture on Non-IID Datasets", IEEE Transactions on Mobile
+Computing, 2025; arXiv:2408.09762).
 
     4: each ES m knows its clients N_m, its data D_A,m and its neighbours A_m; c = 0;
        m(0) drawn at random; w^0_0 = w^0
@@ -20,14 +21,7 @@ vehicle leaves count; D_A,m in the next-ES rule is the data in the candidate's c
 the rule is applied. On a static world both are the fixed clusters of the paper.
 
 On an orbital world (LEO, the paper's Appendix D) lines 16-18 follow visibility instead of the
-visit counts, as the appendix describes: the serving satellite m(t) trains with the users that
-see it; ``world.handover_margin`` before it would set (stop seeing every user), even mid-round
-(the exchange under way is abandoned), it hands the model to the satellite in view with the
-longest remaining window, over an ISL route or through a gateway. A failed hand-over leaves
-the model with the last satellite that held it: it keeps training while it still sees users
-and tries again after each round, and once it sees nobody it tries again every
-``world.delay_update``; that wait, and waiting for the next rise
-while no satellite sees a user, are reported as ``model_idle_s``.
+visit counts: the class FedCHSOrbital (fed_chs_leo.py).
 The E variant of the paper's Fig. 2 (``local_steps`` E > 1): K / E exchanges per round, in each
 of which clients take E SGD steps from w^t_k (rate eta at the block's first k) and upload their
 model; the ES averages the models with the same gamma_n (for E = 1 that is exactly eq. 5).
@@ -46,18 +40,6 @@ from netfl.algorithms.base import Algorithm
 from netfl.algorithms.schedules import learning_rate
 
 
-def abandon(process) -> None:
-    """Stop a running process and forget it: its Interrupt is not an error (its clients'
-    transfers and training, started as processes of their own, run out on their own)."""
-    process.interrupt("hand-over due")
-    process.callbacks.append(_defuse)
-
-
-def _defuse(event) -> None:
-    if not event.ok:
-        event.defused = True
-
-
 def rank_next(candidates: Sequence[str], visits: Mapping[str, int],
               data: Mapping[str, float], order: Mapping[str, int]) -> list[str]:
     """Candidates in the order Fed-CHS's two-step rule prefers them: least visited first, then
@@ -66,18 +48,22 @@ def rank_next(candidates: Sequence[str], visits: Mapping[str, int],
 
 
 class FedCHS(Algorithm):
-    model_idle_s = 0.0
+    @classmethod
+    def for_world(cls, world):
+        """FedCHSOrbital on a constellation (the paper's Appendix D), this class elsewhere."""
+        if world.orbital:
+            from netfl.algorithms.fed_chs_leo import FedCHSOrbital
+
+            return FedCHSOrbital
+        return cls
 
     def run(self):
-        if getattr(self.world, "orbital", False):
-            yield from self.run_orbital()
-            return
         spec, world = self.spec, self.world
         graph = world.edge_graph()
         order = {m: i for i, m in enumerate(world.edge_servers)}
         neighbours = {m: list(graph.neighbors(m)) for m in world.edge_servers}
         visits = dict.fromkeys(world.edge_servers, 0)
-        rng = self.ctx.streams.get("sampling")
+        rng = self.stream("sampling")
         m = world.edge_servers[int(rng.integers(len(world.edge_servers)))]
         w = self.trainer.init_params()
         if self.evaluate(w, 0):
@@ -92,81 +78,9 @@ class FedCHS(Algorithm):
             m = yield from self.move_model(m, ranked, t)
             visits[m] += 1
 
-    def run_orbital(self):
-        """Fed-CHS over a constellation: visibility-driven hand-overs (module docstring)."""
-        spec, world = self.spec, self.world
-        w = self.trainer.init_params()
-        if self.evaluate(w, 0):
-            return
-        m = yield from self.wait_for_visibility()
-        for t in range(1, spec.rounds + 1):
-            if m is not None and world.remaining_s(m, self.env.now) <= (
-                    world.spec.handover_margin):
-                m = yield from self.orbital_handover(m, t)
-            if m is None:
-                self.stopped_by = "out_of_contacts"
-                return
-            # the hand-over is a timed event: due a margin before m sets, even mid-round (where
-            # m is already within the margin, no better satellite was in view: m trains on)
-            due = world.remaining_s(m, self.env.now) - world.spec.handover_margin
-            deadline = self.env.timeout(due) if due > 0 else None
-            w = yield from self.train_cluster(m, w, t, deadline=deadline)
-            if self.end_round(t, w):
-                return
-
-    def orbital_handover(self, m: str, t: int):
-        """Hand the model from ``m`` to the satellite in view with the longest remaining
-        window (the next ones as fallbacks); returns the new holder, ``m`` itself where no
-        better satellite is in view, or None when no satellite will rise again."""
-        world = self.world
-        while True:
-            now = self.env.now
-            left = world.remaining_s(m, now)
-            candidates = [s for s in world.visible_satellites(now)
-                          if s != m and world.remaining_s(s, now) > left]
-            if not candidates:
-                if left > 0:
-                    return m
-                return (yield from self.wait_for_visibility(holder=m, round_=t))
-            routable = [s for s in candidates if self.ctx.network.route(m, s) is not None]
-            if routable:
-                holder = yield from self.move_model(m, routable, t)
-                if holder != m:
-                    return holder
-            if left > 0:  # m still sees users: it keeps serving and tries again next round
-                return m
-            # no route now (m has no ISL neighbour and no gateway), or the hand-over failed,
-            # and m sees nobody: it keeps the model and tries again when the geometry moved on
-            started = self.env.now
-            yield self.env.timeout(world.spec.delay_update)
-            self.model_idle_s += self.env.now - started
-
-    def wait_for_visibility(self, holder: str | None = None, round_: int = 0):
-        """Wait (idle) until a satellite sees a user; returns it (after the model has moved
-        there from ``holder``), or None when none will."""
-        world = self.world
-        started = self.env.now
-        while not world.visible_satellites(self.env.now):
-            rise = world.next_rise_s(self.env.now)
-            if rise is None:
-                self.model_idle_s += self.env.now - started
-                return None
-            yield self.env.timeout(max(rise - self.env.now, 0.0) + 1e-6)
-        self.model_idle_s += self.env.now - started
-        best = world.visible_satellites(self.env.now)
-        if holder is None:
-            return best[0]
-        return (yield from self.move_model(holder, best, round_))
-
-    def summary_extras(self) -> dict:
-        if getattr(self.world, "orbital", False):
-            return {"model_idle_s": self.model_idle_s}
-        return {}
-
     def cluster_data(self) -> dict[str, float]:
         """D_A,m: the data held by each ES's cluster now."""
-        sizes = self.trainer.client_sizes
-        return {m: float(sizes[self.indices(self.world.clients_of(m))].sum())
+        return {m: float(self.data_sizes(self.world.clients_of(m)).sum())
                 for m in self.world.edge_servers}
 
     def train_cluster(self, es: str, w, t: int, deadline=None):
@@ -187,7 +101,8 @@ class FedCHS(Algorithm):
             process = self.env.process(step)
             yield self.env.any_of([process, deadline])
             if not process.triggered:  # the hand-over is due: leave this exchange behind
-                abandon(process)
+                # (its clients' transfers and training, processes of their own, run out)
+                self.cancel(process, "hand-over due")
                 break
             w = process.value
         return w
@@ -199,7 +114,7 @@ class FedCHS(Algorithm):
         if steps == 1:
             arrived = yield from self.exchange(es, clients, t, 1)
             if arrived:
-                gamma = data_weights(self.trainer.client_sizes[self.indices(arrived)])
+                gamma = data_weights(self.data_sizes(arrived))
                 yield from self.charge_aggregation(es, len(arrived), "edge", t)
                 step = self.aggregated_gradient(w, arrived, gamma)  # a new tensor: ours
                 step *= eta  # in place, the same floats as eta * step

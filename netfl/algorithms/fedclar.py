@@ -28,7 +28,7 @@ class FedCLAR(GroupFEL):
     def run(self):
         spec = self.spec
         models = {0: self.trainer.init_params()}
-        self.cluster_data = {0: float(self.trainer.client_sizes.sum())}
+        self.cluster_data = {0: float(self.data_sizes().sum())}
         if self.evaluate(models, 0):
             return
         groups = self.form_groups()

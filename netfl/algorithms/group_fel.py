@@ -1,5 +1,6 @@
-"""Group-FEL: group-based federated edge learning (Algorithm 1 of "Group Formation and Sampling
-in Group-based Hierarchical Federated Learning", ../shared/seeds/001_69adb4b28a588ef3.txt).
+"""Group-FEL: group-based federated edge learning (Algorithm 1 of Liu et al., "Group Formation
+and Sampling in Group-Based Hierarchical Federated Learning", IEEE Transactions on Cloud
+Computing, 2024).
 
     1-3:  every edge server j forms groups of its clients C_j      (``grouping``, Algorithm 2)
     4:    p = SAMPLING-PROB(G)                                      (eq. 38, ``sampling``)
@@ -35,28 +36,13 @@ real deployment would).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
 
 import numpy as np
 
 from netfl.algorithms.aggregation import data_weights, option_ii_control
 from netfl.algorithms.base import Algorithm
-from netfl.algorithms.group_sampling import (
-    aggregation_weights,
-    log_inclusion_probabilities,
-    log_probabilities,
-    log_sampling_weights,
-    sample_groups,
-)
-from netfl.algorithms.grouping import (
-    cdg_grouping,
-    cov_grouping,
-    group_covs,
-    grouping_stats,
-    kld_grouping,
-    qcid_sample_groups,
-    random_grouping,
-)
+from netfl.algorithms.group_formation import Group, GroupFormation
+from netfl.algorithms.group_sampling import aggregation_weights
 from netfl.compute.timing import (
     CONTROL_UPDATE_FLOPS_PER_PARAM,
     CORRECTION_FLOPS_PER_PARAM_STEP,
@@ -68,19 +54,9 @@ from netfl.compute.timing import (
 from netfl.errors import SimulationError
 
 
-@dataclass(frozen=True)
-class Group:
-    """A group of clients under one edge server, with its data n_g, log p_g (eq. 38) and
-    log pi_g, the probability that it is among the S groups sampled in a round."""
+class GroupFEL(GroupFormation, Algorithm):
+    """Algorithm 1 (module docstring); its groups are formed and sampled by GroupFormation."""
 
-    edge: str
-    clients: tuple[str, ...]
-    data: int
-    log_p: float = 0.0
-    log_pi: float = 0.0
-
-
-class GroupFEL(Algorithm):
     # False: each group round trains on its own when due (the same results, slower; the
     # reference the batched arithmetic is tested against)
     batch_groups = True
@@ -129,7 +105,7 @@ class GroupFEL(Algorithm):
         models are computed (``group_models``): what a client learns never changes when, or
         whether, anything arrives, so the arithmetic can wait for the schedule, and the
         sampled groups' k-th group rounds train in one call instead of one per group, group
-        round and epoch length (issue 17). Same results: each client's batches come from its
+        round and epoch length. Same results: each client's batches come from its
         own generator, and the compressor draws in the order the group rounds ended."""
         order: list[tuple[str, int, int]] = []
         jobs = [self.env.process(self.group_schedule(g, i, t, order))
@@ -159,8 +135,7 @@ class GroupFEL(Algorithm):
             arrived = [c for c, job in zip(group.clients, jobs, strict=True) if job.value]
             rounds.append(arrived)
             if not arrived:
-                self.rounds_without_updates += 1
-                yield self.env.timeout(self.spec.idle_wait)
+                yield from self.wait_idle()
                 continue
             order.append(("round", index, k))
             yield from self.charge_aggregation(edge, len(arrived), "edge", t)
@@ -199,7 +174,7 @@ class GroupFEL(Algorithm):
             models = trained.pop((g, k))
             arrived = schedules[g][0][k]
             models = [self.compressed_towards(m, x_group[g]) for m in models]
-            weights = data_weights(self.trainer.client_sizes[self.indices(arrived)])
+            weights = data_weights(self.data_sizes(arrived))
             x_group[g] = self.trainer.weighted_average(models, weights)
         changes = self.refresh_controls(moved) if self.c_global is not None else {}
         results: list = [None] * len(groups)
@@ -214,7 +189,7 @@ class GroupFEL(Algorithm):
         """Line 15 (biased), eq. (4) (unbiased) or eq. (39) (normalized), with eq. (4)'s
         p_g S taken as the exact inclusion probability pi_g."""
         weights = aggregation_weights([g.data for g in sampled], [g.log_pi for g in sampled],
-                                      float(self.trainer.client_sizes.sum()),
+                                      float(self.data_sizes().sum()),
                                       self.spec.aggregation)
         if not np.isfinite(weights).all():
             worst = sampled[int(np.argmin([g.log_pi for g in sampled]))]
@@ -241,7 +216,7 @@ class GroupFEL(Algorithm):
         overhead = group_overhead_s(size, op.quadratic_s, op.linear_s, op.constant_s)
         if overhead > 0:
             self.charge_cost(client, "group_operation", overhead, t)
-            if not (yield from self.busy(client, overhead)):
+            if not (yield from self.occupy(client, overhead)):
                 return False
         self.charge_cost(client, "training", self.training_cost_s(client), t)
         solver = self.solver_cost_s(client)
@@ -250,16 +225,9 @@ class GroupFEL(Algorithm):
         if not (yield from self.local_compute(client, t, self.steps_of(client),
                                               self.samples_of(client))):
             return False
-        if solver > 0 and not (yield from self.busy(client, solver)):
+        if solver > 0 and not (yield from self.occupy(client, solver)):
             return False
         return (yield from self.send_up(client, edge))
-
-    def busy(self, client: str, seconds: float):
-        """Occupy ``client``'s device for ``seconds``; returns False if it dropped out
-        meanwhile (its work is then void)."""
-        started = self.env.now
-        yield from self.ctx.fleet.run_job(client, seconds)
-        return not self.ctx.fleet.dropped_since(client, started)
 
     # ------------------------------------------------------------------ local rounds
 
@@ -268,7 +236,7 @@ class GroupFEL(Algorithm):
         spec = self.spec
         if spec.local_unit == "step":
             return spec.local_steps
-        n_i = int(self.trainer.client_sizes[self.indices([client])[0]])
+        n_i = int(self.data_sizes([client])[0])
         return spec.local_steps * max(1, math.ceil(n_i / spec.batch_size))
 
     def samples_of(self, client: str) -> int:
@@ -276,28 +244,29 @@ class GroupFEL(Algorithm):
         i, spec = self.indices([client])[0], self.spec
         if spec.local_unit == "step":
             return spec.local_steps * self.trainer.samples_per_step(i, spec.batch_size)
-        return spec.local_steps * int(self.trainer.client_sizes[i])
+        return spec.local_steps * int(self.data_sizes([client])[0])
 
     def training_cost_s(self, client: str) -> float:
         """E H_i(n_i) of eq. (5): the client's device time for ``samples_of`` samples, without
         jitter (the simulated clock is charged the same samples, with jitter)."""
-        fleet = self.ctx.fleet
-        return train_time_s(self.trainer.flops_per_sample, self.samples_of(client),
-                            fleet.profile(client).flops, fleet.slowdown(client))
+        flops, slowdown = self.device_speed(client)
+        return train_time_s(self.trainer.flops_per_sample, self.samples_of(client), flops,
+                            slowdown)
 
     def solver_cost_s(self, client: str) -> float:
         """Device seconds of the local solver's extra vector work in E local rounds, beyond
         plain SGD: FedProx's proximal gradient and SCAFFOLD's corrections on every step, and
         SCAFFOLD's control-variate update once (netfl.compute.timing); 0 for plain SGD.
         Deterministic, like ``training_cost_s``, and charged to the clock as it is booked."""
-        spec, fleet = self.spec, self.ctx.fleet
+        spec = self.spec
         per_step = ((PROX_FLOPS_PER_PARAM_STEP if spec.prox_mu > 0 else 0.0)
                     + (CORRECTION_FLOPS_PER_PARAM_STEP if spec.control_variates else 0.0))
         once = CONTROL_UPDATE_FLOPS_PER_PARAM if spec.control_variates else 0.0
         if per_step == 0 and once == 0:
             return 0.0
+        flops, slowdown = self.device_speed(client)
         return solver_overhead_s(self.trainer.num_params, self.steps_of(client), per_step,
-                                 fleet.profile(client).flops, fleet.slowdown(client), once)
+                                 flops, slowdown, once)
 
     def local_rounds(self, starts: list, members: list[list[str]],
                      moved: dict[str, list] | None = None) -> list[list]:
@@ -346,69 +315,6 @@ class GroupFEL(Algorithm):
         cloud."""
         total = sum((dc for _, dc in arrived), self._zeros)
         self.c_global = self.c_global + total / len(self.world.clients)
-
-    # ------------------------------------------------------------ grouping, sampling
-
-    def form_groups(self) -> list[Group]:
-        """Lines 1-4: every edge server groups its clients; the cloud computes log p and
-        each group's log pi for S = ``groups_per_round``. (QCID forms its groups when it
-        samples, every round.)"""
-        spec = self.spec
-        if spec.grouping.kind == "qcid":
-            return []
-        rng = self.ctx.streams.get("grouping")
-        groups, index_groups = self.groups_by_edge(lambda j, counts: self.group_edge(counts, rng))
-        covs = group_covs(self.trainer.partition.counts, index_groups, spec.cov_definition)
-        log_p = log_probabilities(log_sampling_weights(covs, spec.sampling))
-        log_pi = log_inclusion_probabilities(log_p, spec.groups_per_round)
-        return [replace(g, log_p=float(lp), log_pi=float(li))
-                for g, lp, li in zip(groups, log_p, log_pi, strict=True)]
-
-    def groups_by_edge(self, make_groups) -> tuple[list[Group], list[list[int]]]:
-        """Groups of every edge server, as ``make_groups(edge index, its clients' label
-        counts)`` forms them from row indices; also books the grouping's figures. Returns the
-        groups and each one's client indices."""
-        counts, groups, index_groups = self.trainer.partition.counts, [], []
-        for j, edge in enumerate(self.world.edge_servers):
-            members = self.world.clients_of(edge)
-            rows = self.indices(members)
-            for part in make_groups(j, counts[rows]):
-                index_groups.append([rows[i] for i in part])
-                groups.append(Group(edge, tuple(members[i] for i in part),
-                                    int(counts[index_groups[-1]].sum())))
-        self.formations += 1
-        self.stats = grouping_stats(counts, index_groups, self.spec.cov_definition).as_dict()
-        return groups, index_groups
-
-    def group_edge(self, counts: np.ndarray, rng: np.random.Generator) -> list[list[int]]:
-        """One edge server's groups, as row indices of its clients' label counts."""
-        grouping = self.spec.grouping
-        if grouping.kind == "cov":
-            return cov_grouping(counts, grouping.min_group_size, grouping.max_cov, rng,
-                                self.spec.cov_definition)
-        if grouping.kind == "random":
-            return random_grouping(len(counts), grouping.group_size, rng)
-        if grouping.kind == "cdg":
-            return cdg_grouping(counts, grouping.group_size, rng)
-        if grouping.kind == "kld":
-            return kld_grouping(counts, grouping.group_size, rng)
-        raise ValueError(f"unknown grouping {grouping.kind!r}")
-
-    def sample(self, groups: list[Group]) -> list[Group]:
-        """Line 6: S_t by p (without replacement). QCID instead has every edge server sample
-        its share of S new groups (S split evenly over the edge servers)."""
-        rng = self.ctx.streams.get("sampling")
-        spec = self.spec
-        if spec.grouping.kind != "qcid":
-            return [groups[i] for i in sample_groups(np.array([g.log_p for g in groups]),
-                                                     spec.groups_per_round, rng)]
-        n_edges, grouping = len(self.world.edge_servers), spec.grouping
-
-        def qcid_groups(j: int, counts: np.ndarray) -> list[list[int]]:
-            share = spec.groups_per_round // n_edges + (j < spec.groups_per_round % n_edges)
-            return qcid_sample_groups(counts, share, grouping.group_size, grouping.beta, rng)
-
-        return self.groups_by_edge(qcid_groups)[0]  # the figures are of this round's groups
 
     def summary_extras(self) -> dict:
         """Grouping figures for summary.json (the paper's Table 1 columns)."""

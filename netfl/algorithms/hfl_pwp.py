@@ -80,7 +80,7 @@ class HflPwp(Algorithm):
         period = spec.periods(len(self.world.edge_servers))[i]
         n = (spec.sample_sizes[i] if spec.sample_sizes
              else spec.clients_per_round or len(workers))
-        rng = self.ctx.streams.get("sampling")
+        rng = self.stream("sampling")
         local = state
         for _ in range(spec.master_period // period):
             chosen = [workers[j] for j in sample_workers(

@@ -51,8 +51,7 @@ class HierFedAvg(Algorithm):
             edges = [self.env.process(self._edge_round(es, w, t)) for es in serving]
             yield self.env.all_of(edges)
             if self.env.now == started:  # nothing could happen (nobody in view, no route)
-                self.rounds_without_updates += 1
-                yield self.env.timeout(self.spec.idle_wait)
+                yield from self.wait_idle()
             arrived = [job.value for job in edges if job.value is not None]
             if arrived:
                 models, sizes = zip(*arrived, strict=True)
@@ -84,5 +83,5 @@ class HierFedAvg(Algorithm):
             return None
         if not (yield from self.send_up(edge_server, cloud)):
             return None
-        data = sum(int(self.trainer.client_sizes[i]) for i in self.indices(sorted(contributors)))
+        data = int(self.data_sizes(sorted(contributors)).sum())
         return self.compressed_towards(w_edge, w), data

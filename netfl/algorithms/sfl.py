@@ -25,7 +25,7 @@ from netfl.algorithms.chfl import visiting_order
 class SFL(Algorithm):
     def run(self):
         spec, clients = self.spec, self.world.clients
-        rng = self.ctx.streams.get("sampling")
+        rng = self.stream("sampling")
         x = self.trainer.init_params()
         holder: str | None = None
         if self.evaluate(x, 0):

@@ -37,7 +37,6 @@ import numpy as np
 
 from netfl.algorithms.base import Algorithm
 from netfl.algorithms.schedules import learning_rate
-from netfl.sim.trace import HandOver
 from netfl.world.edge import random_bounded_degree_graph
 
 
@@ -61,12 +60,12 @@ class WRWGD(Algorithm):
         n = len(clients)
         extra = n // 2 if spec.extra_edges is None else spec.extra_edges
         graph = random_bounded_degree_graph(n, spec.max_degree, extra,
-                                            self.ctx.streams.derive("world", 1))
+                                            self.stream("world", 1))
         w = self.trainer.init_params()
         weights = (self.smoothness(w) if spec.weighting == "lipschitz" else np.ones(n))
         pi = weights / weights.sum()
         moves = metropolis_hastings(graph, dict(enumerate(weights)))
-        rng = self.ctx.streams.get("sampling")
+        rng = self.stream("sampling")
         here = int(rng.integers(n))
         if self.evaluate(w, 0):
             return
@@ -78,11 +77,9 @@ class WRWGD(Algorithm):
                 return
             candidates, probs = moves[here]
             nxt = int(candidates[int(rng.choice(len(candidates), p=probs))])
-            if nxt != here:
-                ok = yield from self.send(clients[here], clients[nxt], self.download_bytes)
-                self.ctx.trace.emit(HandOver(time_s=self.env.now, src=clients[here],
-                                             dst=clients[nxt], round=t, ok=ok))
-                here = nxt if ok else here
+            if nxt != here:  # one try: after a failed move the model stays here
+                holder = yield from self.move_model(clients[here], [clients[nxt]], t)
+                here = nxt if holder == clients[nxt] else here
 
     def train_here(self, client: str, w, t: int, weight: float):
         """The visited client trains K = local_steps steps on the model it holds, step k at
@@ -90,8 +87,7 @@ class WRWGD(Algorithm):
         when it dropped out meanwhile (the model then waits ``idle_wait`` there)."""
         spec, steps = self.spec, self.spec.local_steps
         if not (yield from self.local_compute(client, t, steps)):
-            self.rounds_without_updates += 1
-            yield self.env.timeout(spec.idle_wait)
+            yield from self.wait_idle()
             return None
         rates = [weight * learning_rate(spec.schedule, k, steps, spec.lr) for k in range(steps)]
         options = {"momentum": spec.momentum, "weight_decay": spec.weight_decay}
@@ -110,6 +106,6 @@ class WRWGD(Algorithm):
         """L_i per client: finite-difference estimate at ``w`` (ones for the fake trainer)."""
         if not hasattr(self.trainer, "smoothness"):
             return np.ones(len(self.world.clients))
-        rng = self.ctx.streams.derive("sampling", 1)
+        rng = self.stream("sampling", 1)
         return np.array([self.trainer.smoothness(w, i, rng)
                          for i in range(len(self.world.clients))])

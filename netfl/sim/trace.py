@@ -109,13 +109,15 @@ class TrainStart(Record):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TrainEnd(Record):
-    """Local training ended; ``ok`` is False where the node dropped out meanwhile."""
+    """Local training ended; ``ok`` is False where the node dropped out meanwhile, or where
+    the algorithm cancelled it (``cancelled``: ``duration_s`` is then the time it ran)."""
 
     kind = "train_end"
     node: str
     round: int
     duration_s: float
     ok: bool
+    cancelled: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -48,6 +48,7 @@ class World:
 
     mobile = False
     exclusive = True
+    orbital = False  # a constellation: edge servers move along orbits (netfl.world.leo)
 
     def __init__(self, graph: nx.Graph, clients: list[str], edge_servers: list[str],
                  cloud: str | None, client_edge: dict[str, str | None]):

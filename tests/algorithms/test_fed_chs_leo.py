@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 import simpy
 
-from netfl.algorithms.fed_chs import FedCHS
+from netfl.algorithms.fed_chs_leo import FedCHSOrbital
 from netfl.runner import run_scenario
 from netfl.scenario import load_scenario
 from netfl.simulation import Simulation
@@ -46,13 +46,12 @@ class StubWorld:
 
 
 def stub_fed_chs(spans, outcomes=(), unroutable=()):
-    """A FedCHS on a stub world; move_model records its candidates and succeeds to the first
-    one unless ``outcomes`` (one bool per call) says it failed."""
-    algo = FedCHS.__new__(FedCHS)
+    """A FedCHSOrbital on a stub world; move_model records its candidates and succeeds to the
+    first one unless ``outcomes`` (one bool per call) says it failed."""
+    algo = FedCHSOrbital.__new__(FedCHSOrbital)
     algo.env = simpy.Environment()
     algo.world = StubWorld(spans)
-    algo.ctx = SimpleNamespace(network=SimpleNamespace(
-        route=lambda a, b: None if b in unroutable else [a, b]))
+    algo.reachable = lambda a, b: b not in unroutable
     algo.model_idle_s = 0.0
     algo.calls = []
     results = list(outcomes)

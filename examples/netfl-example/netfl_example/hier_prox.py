@@ -54,7 +54,7 @@ class HierProxMomentum(Algorithm):
                 w = yield from self.aggregate(self.world.cloud, list(models),
                                               data_weights(data), "cloud", t)
             else:
-                yield self.env.timeout(self.spec.idle_wait)  # nobody reachable: wait, retry
+                yield from self.wait_idle()  # nobody reachable: wait, retry
             if self.end_round(t, w):
                 return
 
@@ -72,7 +72,7 @@ class HierProxMomentum(Algorithm):
             momentum = self.spec.beta * self.momentum_of.get(edge, 0.0) + (averaged - w_edge)
             self.momentum_of[edge] = momentum
             w_edge = w_edge + momentum
-            data = max(data, int(self.trainer.client_sizes[self.indices(result.clients)].sum()))
+            data = max(data, int(self.data_sizes(result.clients).sum()))
         if data == 0 or not (yield from self.send_up(edge, self.world.cloud)):
             return None
         return self.compressed_towards(w_edge, w), data
