@@ -17,6 +17,8 @@ Accounting conventions (docs/models/network.md):
   ``transfer_attempts_failed`` counts every failed attempt;
 * ``transfers_cancelled`` counts transfers cancelled by their sender (not failures),
   ``bytes_cancelled`` their bytes on the wire until then (in ``wire_bytes_total`` too);
+  ``trainings_cancelled`` and ``compute_cancelled_s`` likewise the local computations the
+  algorithm stopped and the device time they had run (in the compute time per tier too);
 * ``coverage_cuts`` counts attempts cut by a vehicle leaving coverage (IoV);
   ``uploads_lost`` / ``downloads_lost`` the client uploads / downloads that failed for good so.
 """
@@ -66,6 +68,8 @@ class Recorder:
         self.transfer_attempts_failed = 0
         self.transfers_cancelled = 0
         self.bytes_cancelled = 0.0  # wire bytes of cancelled transfers
+        self.trainings_cancelled = 0  # local computations cancelled by the algorithm
+        self.compute_cancelled_s = 0.0  # the device time they had run (in compute time too)
         self.coverage_cuts = 0  # transfer attempts cut by a vehicle leaving coverage (IoV)
         self.uploads_lost = 0  # client uploads that failed for good that way
         self.downloads_lost = 0
@@ -137,7 +141,10 @@ class Recorder:
 
     def _on_train_end(self, r: TrainEnd) -> None:
         self.compute_time_s_by_tier[self._tier(r.node)] += r.duration_s
-        if not r.ok:
+        if r.cancelled:  # stopped by the algorithm (first K, a deadline): not a loss
+            self.trainings_cancelled += 1
+            self.compute_cancelled_s += r.duration_s
+        elif not r.ok:
             self.updates_lost_in_training += 1
 
     def _on_aggregate(self, r: Aggregate) -> None:
