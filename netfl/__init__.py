@@ -10,10 +10,9 @@ The Python API is as strong as the CLI::
 Heavy modules (torch, matplotlib) load only when a run needs them.
 """
 
+from netfl._version import __version__
 from netfl.errors import NetflError, ScenarioError, TransferFailed
 from netfl.scenario import Scenario, load_scenario
-
-__version__ = "0.1.0"
 
 
 def run(scenario, **kwargs):

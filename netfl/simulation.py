@@ -48,7 +48,7 @@ TRAINING_MEMORY_FACTOR = 3  # weights, gradients and one update buffer, float32 
 
 
 def _version() -> str:
-    from netfl import __version__
+    from netfl._version import __version__
 
     return __version__
 

@@ -235,7 +235,7 @@ def read_index(out_dir: str | Path) -> pd.DataFrame:
 
 
 def _sweep_json(sweep: Sweep, out_dir: Path, executor) -> dict:
-    from netfl import __version__
+    from netfl._version import __version__
 
     return {
         **sweep.definition(),
