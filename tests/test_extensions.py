@@ -1,4 +1,4 @@
-"""The user's own algorithms (issue 19): the example package of examples/netfl-example (installed
+"""The user's own algorithms: the example package of examples/netfl-example (installed
 by the README's test command) on every world and in a sweep, ``module:Class`` references, and
 every way an extension can be wrong, each a clear error."""
 
@@ -206,6 +206,30 @@ def test_a_broken_extension_is_a_clear_error_at_its_kind(tmp_path, monkeypatch, 
     assert words in problem.message
 
 
+NOT_AN_ALGORITHM = """
+    from netfl.scenario.algorithm_base import AlgorithmSpec
+
+    class NotOneSpec(AlgorithmSpec):
+        kind: str
+
+    class NotOne:
+        Spec = NotOneSpec
+"""
+
+
+def test_a_class_that_is_no_algorithm_is_named_where_it_is_built(tmp_path, monkeypatch):
+    # the schema checks the Spec only (it validates without importing the algorithms);
+    # whether the class is an Algorithm is checked when the run is built
+    module = write_module(tmp_path, monkeypatch, NOT_AN_ALGORITHM)
+    scenario = copy.deepcopy(TINY)
+    scenario["algorithm"] = {"kind": f"{module}:NotOne"}
+    netfl.load_scenario(scenario)
+    with pytest.raises(netfl.NetflError, match=f"algorithm '{module}:NotOne' \\(module "
+                       f"'{module}'\\) is <class '{module}.NotOne'>, not a subclass of "
+                       f"netfl.algorithms.base.Algorithm"):
+        netfl.run(scenario, write=False)
+
+
 def test_an_unknown_kind_mentions_extensions():
     scenario = copy.deepcopy(TINY)
     scenario["algorithm"] = {"kind": "hier-prox-momentun"}
@@ -286,6 +310,28 @@ def test_a_model_extension_that_builds_no_module_is_named(tmp_path, monkeypatch)
         netfl.run(scenario, write=False)
 
 
+@pytest.mark.parametrize("section, spec_base, words", [
+    ("model", "netfl.scenario.models.TorchModel",
+     "not a class with build(spec, input_shape, num_classes)"),
+    ("partition", "netfl.scenario.types.Section",
+     "not a class with split(spec, labels, num_classes, groups, rng)"),
+    ("dataset", "netfl.scenario.types.Section", "not a class with load(spec, n_clients, rng)"),
+])
+def test_a_class_without_its_hook_is_named_where_it_is_built(tmp_path, monkeypatch, section,
+                                                             spec_base, words):
+    kind = hook_module(tmp_path, monkeypatch, spec_base, "unrelated()", "pass")
+    scenario = copy.deepcopy(TINY)
+    if section == "model":
+        scenario["model"] = {"kind": kind}
+    elif section == "partition":
+        scenario["data"]["partition"] = {"kind": kind}
+    else:
+        scenario["data"]["dataset"] = {"kind": kind}
+    netfl.load_scenario(scenario)  # its Spec is valid: the schema asks no more
+    with pytest.raises(netfl.NetflError, match=re.escape(words)):
+        netfl.run(scenario, write=False)
+
+
 def test_an_unknown_model_or_partition_kind_mentions_extensions():
     for section, kind in (("model", "residual-mpl"), ("partition", "zipf")):
         scenario = copy.deepcopy(TINY)
@@ -350,7 +396,7 @@ def test_an_unknown_data_set_section_is_named_at_its_kind():
 ])
 def test_errors_inside_an_extensions_code_name_it(tmp_path, monkeypatch, section, hook, body,
                                                   words):
-    """An exception in a hook reached the user as a traceback (the review of issue 19)."""
+    """An exception in a hook is an error naming the plug-in and the hook, not a traceback."""
     kind = hook_module(tmp_path, monkeypatch, "netfl.scenario.types.Section", hook, body)
     scenario = copy.deepcopy(TINY)
     if section == "partition":

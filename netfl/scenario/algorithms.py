@@ -18,7 +18,6 @@ from pydantic import (
     model_validator,
 )
 
-from netfl.extensions import ALGORITHM_GROUP
 from netfl.scenario.algorithm_base import (
     AlgorithmSpec,
     Compression,
@@ -28,6 +27,7 @@ from netfl.scenario.algorithm_base import (
 )
 from netfl.scenario.extension_fields import or_extension
 from netfl.scenario.kinds import algorithm_kinds, builtin_algorithm, union_of
+from netfl.scenario.plugins import ALGORITHM_GROUP
 from netfl.scenario.types import Section
 
 
@@ -321,5 +321,5 @@ BuiltinAlgorithm = union_of("algorithms")
 BUILTIN_KINDS = frozenset(algorithm_kinds())
 
 # What a scenario's algorithm section may be: a built-in kind, or an extension's
-# (netfl.extensions): its own Spec instance, serialized as itself.
+# (netfl.scenario.plugins): its own Spec instance, serialized as itself.
 Algorithm = or_extension(BuiltinAlgorithm, ALGORITHM_GROUP)

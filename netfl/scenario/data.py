@@ -7,9 +7,9 @@ from typing import Literal
 
 from pydantic import Field, NonNegativeFloat, PositiveInt, model_validator
 
-from netfl.extensions import DATASET_GROUP
 from netfl.scenario.extension_fields import or_extension
 from netfl.scenario.partitions import IidPartition, Partition
+from netfl.scenario.plugins import DATASET_GROUP
 from netfl.scenario.types import ResolvedPath, Section
 
 

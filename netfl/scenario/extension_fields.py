@@ -1,4 +1,4 @@
-"""Scenario fields whose ``kind`` may also name an extension (netfl.extensions): the built-in
+"""Scenario fields whose ``kind`` may also name a plug-in (netfl.scenario.plugins): the built-in
 kinds validate as usual; any other kind that names an installed entry point or a
 ``module:Class`` validates against that extension's own Spec, with the same error reporting."""
 
@@ -9,7 +9,7 @@ from typing import Annotated
 
 from pydantic import SerializeAsAny, ValidationError, ValidationInfo, WrapValidator
 
-from netfl.extensions import ExtensionError, installed, is_reference
+from netfl.scenario.plugins import ExtensionError, installed, is_reference, load_for_group
 
 
 class ExtensionInvalid(ValueError):
@@ -37,8 +37,6 @@ def or_extension(union, group: str, sections_only: bool = False):
     extensions of ``group`` (their own Spec instances, serialized as themselves).
     ``sections_only``: ``union`` is a plain value (a data set's name), and every section given
     in its place (a mapping with a ``kind``) is an extension's."""
-    from netfl.extensions import load_for_group
-
     builtins = frozenset() if sections_only else builtin_kinds(union)
 
     def validate(value, handler, info: ValidationInfo):

@@ -1,13 +1,13 @@
 """netfl's own algorithm and world kinds, registered the way an extension registers its own.
 
 An extension is a class named by an entry point or a ``module:Class`` reference, whose ``Spec``
-says what it takes and declares what it needs (netfl.extensions). A built-in kind is its Spec,
+says what it takes and declares what it needs (netfl.scenario.plugins). A built-in kind is its Spec,
 decorated here, naming its class by the same kind of reference: an algorithm's Spec has
 ``IMPLEMENTATION = "netfl.algorithms.fed_chs:FedCHS"``, a world's ``BUILDER =
 "netfl.world.edge:build_edge_world"``; both declare ``WORLDS`` / ``USES_CLOUD`` and carry
 their own cross-section checks (``check_scenario``). The scenario's unions are made from what
 is registered, and the class is imported only when a run needs it, through the loader
-extensions use. Adding a kind is writing its Spec (in a module the schema imports) and its class.
+plug-ins use. Adding a kind is writing its Spec (in a module the schema imports) and its class.
 
 This module imports neither torch nor the algorithms.
 """
@@ -57,6 +57,11 @@ def algorithm_spec(kind: str) -> type | None:
 def world_spec(kind: str) -> type | None:
     """The section of world ``kind`` (None: no such world)."""
     return _WORLDS.get(kind)
+
+
+def world_kinds() -> tuple[str, ...]:
+    """The world kinds, in registration order."""
+    return tuple(_WORLDS)
 
 
 def algorithm_kinds() -> tuple[str, ...]:

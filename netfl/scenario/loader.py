@@ -18,8 +18,8 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from netfl.errors import ScenarioError, ScenarioProblem
-from netfl.extensions import ALGORITHM_GROUP, MODEL_GROUP, PARTITION_GROUP, installed
 from netfl.scenario.extension_fields import ExtensionInvalid, ExtensionUnusable
+from netfl.scenario.plugins import ALGORITHM_GROUP, MODEL_GROUP, PARTITION_GROUP, installed
 from netfl.scenario.schema import Scenario
 
 OVERRIDE_SOURCE = "--set"

@@ -1,5 +1,5 @@
 """The ``model`` kinds: netfl's own models (MLP, logistic regression, the papers' CNNs and
-ResNets, the fake model of latency-only runs) and extension models (netfl.extensions)."""
+ResNets, the fake model of latency-only runs) and plug-in models (netfl.scenario.plugins)."""
 
 from __future__ import annotations
 
@@ -7,26 +7,10 @@ from typing import Annotated, Literal
 
 from pydantic import Field, PositiveFloat, PositiveInt
 
-from netfl.extensions import MODEL_GROUP
 from netfl.scenario.extension_fields import or_extension
+from netfl.scenario.model_base import TorchModel
+from netfl.scenario.plugins import MODEL_GROUP
 from netfl.scenario.types import Probability, Section
-
-
-class TorchModel(Section):
-    """Fields of every real (PyTorch) model: where training runs on the host, and how.
-
-    device: cpu, or cuda where asked and present (falls back to cpu, with a warning, where not).
-    trainer: auto picks the faster path by the measured rule in docs/models/learning.md
-    (vectorized over clients for models without convolutions on CPU, a loop otherwise).
-    threads: torch's intra-op threads for the run. 1 (the default, and what every sweep run
-    uses) gives the same results on every machine and executor; more can be faster on one run
-    of a large MLP, but torch then splits float sums by thread count, so results match only
-    runs with the same count.
-    """
-
-    device: Literal["cpu", "cuda"] = "cpu"
-    trainer: Literal["auto", "vmap", "loop"] = "auto"
-    threads: PositiveInt = 1
 
 
 class MlpModel(TorchModel):
@@ -63,7 +47,7 @@ class FakeModel(Section):
 
 BuiltinModel = Annotated[MlpModel | LogisticModel | ArchitectureModel | FakeModel,
                          Field(discriminator="kind")]
-# a built-in kind, or an extension's (netfl.extensions: a class with a Spec and build)
+# a built-in kind, or a plug-in's (netfl.scenario.plugins: a class with a Spec and build)
 Model = or_extension(BuiltinModel, MODEL_GROUP)
 
 

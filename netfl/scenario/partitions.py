@@ -7,8 +7,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, NonNegativeFloat, PositiveFloat, PositiveInt, model_validator
 
-from netfl.extensions import PARTITION_GROUP
 from netfl.scenario.extension_fields import builtin_kinds, or_extension
+from netfl.scenario.plugins import PARTITION_GROUP
 from netfl.scenario.types import ExistingFile, Section
 
 
@@ -118,5 +118,5 @@ BuiltinPartition = Annotated[
     Field(discriminator="kind"),
 ]
 BUILTIN_PARTITIONS = builtin_kinds(BuiltinPartition)
-# a built-in kind, or an extension's (netfl.extensions: a class with a Spec and split)
+# a built-in kind, or a plug-in's (netfl.scenario.plugins: a class with a Spec and split)
 Partition = or_extension(BuiltinPartition, PARTITION_GROUP)

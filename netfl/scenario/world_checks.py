@@ -10,7 +10,7 @@ MOBILE_PARTITIONS = ("iid", "dirichlet", "labels", "natural", "file")
 
 
 def is_extension(algo) -> bool:
-    """Whether an algorithm section is an extension's (netfl.extensions), not netfl's own."""
+    """Whether an algorithm section is a plug-in's (netfl.scenario.plugins), not netfl's own."""
     return algorithm_spec(algo.kind) is None
 
 
