@@ -1,36 +1,26 @@
-"""Data sets, loaded once into arrays with their train and test splits.
+"""Data sets, loaded once into arrays with their train and test splits: ``load_dataset`` picks
+the loader a scenario's data set names.
 
-``digits`` is scikit-learn's bundled set (8x8 images, 10 classes, 1,797 samples, no download);
-Fashion-MNIST, the torchvision sets and the synthetic generator live in ``datasets``. Arrays are
-numpy so that the fake trainer never imports torch; the torch trainer converts them once.
+``digits`` is scikit-learn's bundled set (8x8 images, 10 classes, 1,797 samples, no download) and
+``arrays`` the user's ``.npz`` file, both here; Fashion-MNIST and the torchvision sets live in
+``datasets``, FedProx's generator in ``synthetic``, image folders in ``images``. The
+:class:`Dataset` type (netfl.learn.arrays, re-exported here) is numpy arrays, so that the fake
+trainer never imports torch; the torch trainer converts them once.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from netfl.errors import CorruptDataFile
 from netfl.extensions import call_extension
+from netfl.learn.arrays import ARRAY_KEYS, Dataset, checked_arrays
 from netfl.scenario.sections import DataSpec, SyntheticSpec
 
-
-@dataclass(frozen=True)
-class Dataset:
-    """Features are float32 with the sample axis first; labels int64 in 0..num_classes-1."""
-
-    name: str
-    train_x: np.ndarray
-    train_y: np.ndarray
-    test_x: np.ndarray
-    test_y: np.ndarray
-    num_classes: int
-
-    @property
-    def input_shape(self) -> tuple[int, ...]:
-        return tuple(self.train_x.shape[1:])
+__all__ = ["ARRAY_KEYS", "Dataset", "checked_arrays", "load_arrays", "load_dataset",
+           "load_digits", "stratified_split"]
 
 
 def load_dataset(spec: DataSpec, n_clients: int, rng: np.random.Generator,
@@ -45,7 +35,7 @@ def load_dataset(spec: DataSpec, n_clients: int, rng: np.random.Generator,
     from netfl.learn import datasets, synthetic
 
     name = spec.dataset
-    if not isinstance(name, str):  # an extension's section (netfl.extensions): its loader
+    if not isinstance(name, str):  # a plug-in's section (netfl.extensions): its loader
         dataset = call_extension("dataset", name.kind, "load", name, n_clients, rng)
         if not isinstance(dataset, Dataset):
             raise CorruptDataFile(f"dataset {name.kind!r}: load() returned "
@@ -80,30 +70,6 @@ def load_dataset(spec: DataSpec, n_clients: int, rng: np.random.Generator,
 
         return load_images(spec.path, n_clients)
     raise ValueError(f"unknown dataset {name!r}")
-
-
-ARRAY_KEYS = ("x_train", "y_train", "x_test", "y_test")
-
-
-def checked_arrays(arrays: dict, who: str) -> None:
-    """Raise CorruptDataFile naming ``who`` where ``arrays`` (x_train, y_train, x_test,
-    y_test) are not a data set: features (N, ...) of finite numbers, labels (N,) of integers
-    from 0, the same N for both, the same sample shape in train and test."""
-    def fail(message: str):
-        raise CorruptDataFile(f"{who}: {message}")
-
-    for split in ("train", "test"):
-        x, y = np.asarray(arrays[f"x_{split}"]), np.asarray(arrays[f"y_{split}"])
-        if x.ndim < 2 or y.ndim != 1 or len(x) != len(y) or len(y) == 0:
-            fail(f"x_{split} {x.shape} and y_{split} {y.shape}: expected features (N, ...) and "
-                 f"labels (N,) of the same N > 0")
-        if not np.issubdtype(x.dtype, np.number) or not np.isfinite(x).all():
-            fail(f"x_{split} must hold finite numbers")
-        if not np.issubdtype(y.dtype, np.integer) or y.min() < 0:
-            fail(f"y_{split} must hold integer labels from 0")
-    if np.shape(arrays["x_train"])[1:] != np.shape(arrays["x_test"])[1:]:
-        fail(f"x_train and x_test differ in shape per sample: "
-             f"{np.shape(arrays['x_train'])[1:]} and {np.shape(arrays['x_test'])[1:]}")
 
 
 def load_arrays(path) -> Dataset:

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from netfl.errors import CorruptDataFile, DatasetNotFound
-from netfl.learn.data import Dataset
+from netfl.learn.arrays import Dataset
 
 DEBIAN_FASHION_MNIST = Path("/usr/share/datasets/fashion-mnist")
 DEFAULT_CACHE_DIR = Path("~/.cache/netfl/datasets")

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from netfl.errors import CorruptDataFile
+from netfl.learn.arrays import Dataset
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".ppm",
                   ".pgm"}
@@ -26,8 +27,6 @@ IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".we
 def load_images(root: Path, n_clients: int):
     """(Dataset, each client's training indices or None) from an image folder (see above).
     Raises CorruptDataFile naming the folder or file and what is wrong."""
-    from netfl.learn.data import Dataset
-
     root = Path(root)
     test_dir, train_dir, clients_dir = root / "test", root / "train", root / "clients"
     if not test_dir.is_dir() or train_dir.is_dir() == clients_dir.is_dir():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from netfl.learn.data import Dataset
+from netfl.learn.arrays import Dataset
 
 
 def generate_synthetic(alpha: float, beta: float, n_clients: int, rng: np.random.Generator,
