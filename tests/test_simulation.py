@@ -125,7 +125,7 @@ def test_link_names_agree_between_the_network_and_the_summary(tiny):
 
 def test_a_run_raises_the_collector_thresholds_and_restores_them(tiny):
     """A run's in-flight objects outlive the young generation by the thousand: with the
-    default thresholds the collector took 45% of a 10,000-client run (issue 17)."""
+    default thresholds the collector took 45% of a 10,000-client run."""
     import gc
 
     from netfl.simulation import RUN_GC_THRESHOLDS
@@ -152,7 +152,7 @@ def diverging(tiny, **stop):
 
 
 def test_a_model_that_stops_being_finite_stops_the_run_as_diverged(tiny):
-    """A diverged model wrote a blank loss and chance accuracy with exit 0 (issue 18); it is
+    """A diverged model must not write a blank loss and chance accuracy with exit 0: it is
     caught on the first non-finite model, whatever eval_every says."""
     result = netfl.run(diverging(tiny), write=False)
     assert result.summary["stop_reason"] == "diverged"
@@ -206,7 +206,7 @@ def test_a_model_larger_than_memory_is_named_before_allocating(tiny, monkeypatch
 
 def test_the_partition_table_is_linear_in_clients(tiny, monkeypatch):
     """It read world.client_edge (a new dict of every client) once per client: 13 s of a
-    20 s run at 10,000 clients, about 20 minutes at 100,000 (issue 17's first profile)."""
+    20 s run at 10,000 clients, about 20 minutes at 100,000."""
     from netfl.world.base import World
 
     simulation = Simulation(netfl.load_scenario(tiny), with_model=False)

@@ -20,7 +20,8 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="netfl: network co-simulation of hierarchical federated learning.")
 
 # glibc returns large freed blocks to the OS on every training step, and the page faults that
-# follow slow torch down (up to 3.6x measured on vmap paths); see DESIGN.md's performance notes.
+# follow slow torch down (up to 3.6x measured on vmap paths): these settings keep them (as
+# netfl.sim.cores.keep_freed_memory does from inside a process).
 MALLOC_TUNING = {"MALLOC_MMAP_MAX_": "0", "MALLOC_TRIM_THRESHOLD_": "100000000000"}
 
 

@@ -28,17 +28,18 @@ keep the file small for large runs.
 
 from __future__ import annotations
 
-import bisect
 import itertools
 import json
 import math
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import NamedTuple
 
 import pandas as pd
 
-TIERS = ("client", "edge", "cloud")
+from netfl.results.timeline_arrivals import TIERS, Arrivals, carries_model, records
+
+__all__ = ["HOPS_PID", "LINKS_PID", "PIDS", "TIERS", "TRANSFERS_PID", "carries_model",
+           "chrome_trace", "node_tiers", "records", "trace_events", "write_chrome_trace"]
 PIDS = {tier: i + 1 for i, tier in enumerate(TIERS)}
 TRANSFERS_PID = len(TIERS) + 1
 LINKS_PID = len(TIERS) + 2
@@ -99,243 +100,243 @@ def trace_events(events: pd.DataFrame, start_s: float = 0.0, end_s: float = math
                  nodes: Iterable[str] | None = None,
                  tiers: dict[str, str] | None = None) -> Iterator[dict]:
     """The trace's events one by one (``chrome_trace``), the tracks' names last."""
-    keep = None if nodes is None else set(nodes)
-    tiers = node_tiers(events) if tiers is None else tiers
-    tids: dict[str, int] = {}
+    trace = _Trace(events, start_s, end_s, nodes, tiers)
+    for row in records(trace.ordered):
+        yield from trace.take()
+        trace.read(row)
+    trace.finish(float(events["time_s"].max()) if len(events) else 0.0)
+    yield from trace.take()
+    yield from trace.track_names()
 
-    def track(node: str) -> tuple[int, int]:
-        if node not in tids:
-            tids[node] = len(tids) + 1
-        return PIDS.get(tiers.get(node, "edge"), PIDS["edge"]), tids[node]
 
-    links: dict[str, int] = {}
+class _Trace:
+    """One trace as its event table is read in time order (``trace_events``): the tracks named
+    so far, what is down, which user is in which cell and served by which satellite, the
+    running totals, and ``out``, the trace events of the rows read since the last ``take``."""
 
-    def link(name: str) -> int:
-        return links.setdefault(name, len(links) + 1)
+    def __init__(self, events: pd.DataFrame, start_s: float, end_s: float,
+                 nodes: Iterable[str] | None, tiers: dict[str, str] | None):
+        self.start_s, self.end_s = start_s, end_s
+        self.keep = None if nodes is None else set(nodes)
+        self.tiers = node_tiers(events) if tiers is None else tiers
+        self.tids: dict[str, int] = {}  # node -> its track in its tier's process
+        self.links: dict[str, int] = {}  # "src -> dst" -> its track of transfers
+        self.links_down: dict[str, int] = {}  # link -> its track of outages
+        self.hops: dict[str, int] = {}  # "u -> v" -> its track of hops
+        self.out: list[dict] = []
+        self.ids = itertools.count()
+        self.down: dict[tuple[str, str], float] = {}  # (kind, node or link) -> went down when
+        self.attached: dict[tuple[str, str], float] = {}  # (client, cell) -> since when
+        self.served: dict[str, tuple[str, float]] = {}  # LEO user -> (serving satellite, since)
+        self.delivered = self.cost = 0.0
+        self.ordered = events.sort_values("time_s", kind="stable")
+        self.arrivals = Arrivals(self.ordered)
 
-    def wanted(*names: str) -> bool:
-        return keep is None or any(n in keep for n in names)
+    def take(self) -> list[dict]:
+        """The trace events made since the last call, in order."""
+        taken, self.out = self.out, []
+        return taken
 
-    def in_window(begin: float, end: float) -> bool:
-        return end >= start_s and begin <= end_s
+    # --- tracks and filters
 
-    out: list[dict] = []  # this row's trace events, handed on after it
-    ids = itertools.count()
-    down: dict[tuple[str, str], float] = {}  # (kind, node or link) -> when it went down
+    def track(self, node: str) -> tuple[int, int]:
+        if node not in self.tids:
+            self.tids[node] = len(self.tids) + 1
+        return PIDS.get(self.tiers.get(node, "edge"), PIDS["edge"]), self.tids[node]
 
-    def outage(key: tuple[str, str], begin: float, end: float) -> None:
+    def link(self, name: str) -> int:
+        return self.links.setdefault(name, len(self.links) + 1)
+
+    def wanted(self, *names: str) -> bool:
+        return self.keep is None or any(n in self.keep for n in names)
+
+    def in_window(self, begin: float, end: float) -> bool:
+        return end >= self.start_s and begin <= self.end_s
+
+    # --- one row of the event table
+
+    def read(self, row: dict) -> None:
+        """The trace events of one row of the table, into ``out``."""
+        kind, t = row["kind"], float(row["time_s"])
+        if kind == "transfer_end":
+            self.transfer(row, t)
+        elif kind == "hop_end":
+            self.hop(row, t)
+        elif kind in ("train_end", "aggregate"):
+            self.compute(row, kind, t)
+        elif kind == "transfer_fail" or (kind == "hand_over" and not row["ok"]):
+            self.failure(row, kind, t)
+        elif kind == "association":
+            key = (row["client"], row["cell"])
+            if row["attached"]:
+                self.attached.setdefault(key, t)
+            elif key in self.attached:
+                self.cell_slice(key, self.attached.pop(key), t)
+                if self.served.get(row["client"], ("",))[0] == row["cell"]:  # it set
+                    self.served_until(row["client"], t)
+        elif kind == "serving":
+            self.served_until(row["client"], t)
+            self.served[row["client"]] = (row["cell"], t)
+        elif kind in ("dropout", "link_state"):
+            key = (kind, row["node"] if kind == "dropout" else row["link"])
+            if not row["up"]:
+                self.down.setdefault(key, t)
+            elif key in self.down:
+                self.outage(key, self.down.pop(key), t)
+        elif (booked := row.get("cost_s")) is not None and not math.isnan(booked):
+            self.cost += float(booked)  # a Cost record (its kind is the cost's kind)
+            if self.keep is None:
+                self.out.append({"name": "cost (eq. 5)", "ph": "C", "ts": t * US, "pid": 0,
+                                 "args": {"client-seconds": self.cost}})
+        elif kind == "evaluation" and self.keep is None and self.in_window(t, t):
+            self.counters(row, t)
+
+    def transfer(self, row: dict, t: float) -> None:
+        """A delivered transfer: its slice on its pair's track, the arrow from the model its
+        sender last received, and the delivered-bytes counter."""
+        self.delivered += float(row["nbytes"])
+        begin = t - float(row["duration_s"])
+        if not (self.wanted(row["src"], row["dst"]) and self.in_window(begin, t)):
+            return
+        tid = self.link(f"{row['src']} -> {row['dst']}")
+        args = {"tag": row["tag"], "bytes": row["nbytes"], "path": row["path"],
+                "hops": str(row["path"]).count(">"), "transfer": int(row["transfer_id"])}
+        self.out.append({"name": row["tag"], "cat": "transfer", "ph": "X", "ts": begin * US,
+                         "dur": float(row["duration_s"]) * US, "pid": TRANSFERS_PID,
+                         "tid": tid, "args": args})
+        came = self.arrivals.before(row["src"], begin) if carries_model(row["tag"]) else None
+        if came is not None and self.wanted(came.src, came.dst) and self.in_window(came.begin,
+                                                                                   came.end):
+            flow = {"name": "model", "cat": "model", "id": int(row["transfer_id"])}
+            self.out.append({**flow, "ph": "s", "ts": min(came.end, begin) * US,
+                             "pid": TRANSFERS_PID,
+                             "tid": self.link(f"{came.src} -> {came.dst}"),
+                             "args": {"from": came.transfer, "into": int(row["transfer_id"])}})
+            self.out.append({**flow, "ph": "f", "bp": "e", "ts": begin * US,
+                             "pid": TRANSFERS_PID, "tid": tid})
+        if self.keep is None:
+            self.out.append({"name": "delivered bytes", "ph": "C", "ts": t * US, "pid": 0,
+                             "args": {"bytes": self.delivered}})
+
+    def hop(self, row: dict, t: float) -> None:
+        """One hop of a transfer: a slice on its link direction's track."""
+        begin = float(row["start_s"])
+        if not (self.wanted(row["u"], row["v"]) and self.in_window(begin, t)):
+            return
+        tid = self.hops.setdefault(f"{row['u']} -> {row['v']}", len(self.hops) + 1)
+        self.out.append({"name": row["tag"], "cat": "hop", "ph": "X", "ts": begin * US,
+                         "dur": (t - begin) * US, "pid": HOPS_PID, "tid": tid,
+                         "args": {"transfer": int(row["transfer_id"]), "link": row["link"],
+                                  "wire bytes": row["nbytes"],
+                                  "rate share": round(float(row["rate_share"]), 4)}})
+
+    def compute(self, row: dict, kind: str, t: float) -> None:
+        """Local training or an aggregation: a slice on the node's track; before an aggregation
+        that waited for updates, the wait, with whose update came last."""
+        begin = t - float(row["duration_s"])
+        if not (self.wanted(row["node"]) and self.in_window(begin, t)):
+            return
+        pid, tid = self.track(row["node"])
+        name = ("train" if kind == "train_end" else f"aggregate ({row['level']})")
+        args = {"round": int(row["round"])}
+        if kind == "aggregate":
+            args["updates"] = int(row["n_updates"])
+            waited = self.arrivals.awaited(row["node"], begin, int(row["n_updates"]))
+            if waited is not None:  # the first update was in; the last held it back
+                first, last = waited
+                # an async slice: waits of groups aggregated at one node may overlap
+                wait = {"name": "waiting for updates", "cat": "wait",
+                        "id": f"wait-{next(self.ids)}", "pid": pid, "tid": tid}
+                self.out.append({**wait, "ph": "b", "ts": first.end * US,
+                                 "args": {"round": int(row["round"]), "last": last.src,
+                                          "updates": int(row["n_updates"])}})
+                self.out.append({**wait, "ph": "e", "ts": last.end * US})
+        elif not row["ok"]:
+            name += " (dropped out)"
+        self.out.append({"name": name, "cat": "compute", "ph": "X", "ts": begin * US,
+                         "dur": float(row["duration_s"]) * US, "pid": pid, "tid": tid,
+                         "args": args})
+
+    def failure(self, row: dict, kind: str, t: float) -> None:
+        """A failed transfer or hand-over: an instant on its sender's track."""
+        node = row["src"]
+        if not (self.wanted(node) and self.in_window(t, t)):
+            return
+        pid, tid = self.track(node)
+        name = (f"failed -> {row['dst']} ({row['reason']})" if kind == "transfer_fail"
+                else f"hand-over to {row['dst']} failed")
+        self.out.append({"name": name, "cat": "fault", "ph": "i", "s": "t", "ts": t * US,
+                         "pid": pid, "tid": tid})
+
+    def counters(self, row: dict, t: float) -> None:
+        """An evaluation: the accuracy and (where finite) loss counters."""
+        self.out.append({"name": "accuracy", "ph": "C", "ts": t * US, "pid": 0,
+                         "args": {"accuracy": row["accuracy"]}})
+        if row["loss"] == row["loss"]:  # NaN where the model diverged: left out
+            self.out.append({"name": "loss", "ph": "C", "ts": t * US, "pid": 0,
+                             "args": {"loss": row["loss"]}})
+
+    # --- spans that end later than they begin
+
+    def outage(self, key: tuple[str, str], begin: float, end: float) -> None:
         """A dropout as a slice on the node's track, a link outage on the link's."""
         kind, name = key
-        if not in_window(begin, end) or (kind == "dropout" and not wanted(name)) or (
-                kind == "link_state" and keep is not None):
+        if not self.in_window(begin, end) or (kind == "dropout" and not self.wanted(name)) or (
+                kind == "link_state" and self.keep is not None):
             return
         if kind == "dropout":
-            pid, tid = track(name)
+            pid, tid = self.track(name)
         else:
-            pid, tid = LINKS_PID, links_down.setdefault(name, len(links_down) + 1)
-        out.append({"name": "unavailable" if kind == "dropout" else "down", "cat": "fault",
-                    "ph": "X", "ts": begin * US, "dur": (end - begin) * US, "pid": pid,
-                    "tid": tid})
+            pid, tid = LINKS_PID, self.links_down.setdefault(name, len(self.links_down) + 1)
+        self.out.append({"name": "unavailable" if kind == "dropout" else "down", "cat": "fault",
+                         "ph": "X", "ts": begin * US, "dur": (end - begin) * US, "pid": pid,
+                         "tid": tid})
 
-    links_down: dict[str, int] = {}
-    hops: dict[str, int] = {}
-    attached: dict[tuple[str, str], float] = {}  # (client, cell) -> since when
-
-    served: dict[str, tuple[str, float]] = {}  # LEO user -> (its serving satellite, since)
-
-    def cell_slice(key: tuple[str, str], begin: float, end: float,
+    def cell_slice(self, key: tuple[str, str], begin: float, end: float,
                    what: str = "attached to") -> None:
         """A user's stay in a cell (or, ``what`` "served by", its time served by a satellite)
         as an async slice on its track (async: the stay overlaps the user's training and
         transfers, and on a hand-over the next may begin first)."""
         client, cell = key
-        if not (wanted(client, cell) and in_window(begin, end)):
+        if not (self.wanted(client, cell) and self.in_window(begin, end)):
             return
-        pid, tid = track(client)
+        pid, tid = self.track(client)
         category = "cell" if what == "attached to" else "serving"
-        stay = {"name": f"{what} {cell}", "cat": category, "id": f"{category}-{next(ids)}",
+        stay = {"name": f"{what} {cell}", "cat": category, "id": f"{category}-{next(self.ids)}",
                 "pid": pid, "tid": tid}
-        out.append({**stay, "ph": "b", "ts": begin * US, "args": {"cell": cell}})
-        out.append({**stay, "ph": "e", "ts": end * US})
+        self.out.append({**stay, "ph": "b", "ts": begin * US, "args": {"cell": cell}})
+        self.out.append({**stay, "ph": "e", "ts": end * US})
 
-    def served_until(client: str, end: float) -> None:
-        if client in served:
-            cell, since = served.pop(client)
-            cell_slice((client, cell), since, end, "served by")
-    ordered = events.sort_values("time_s", kind="stable")
-    arrivals = Arrivals(ordered)
-    delivered = cost = 0.0
-    for row in records(ordered):
-        if out:
-            yield from out
-            out.clear()
-        kind, t = row["kind"], float(row["time_s"])
-        if kind == "transfer_end":
-            delivered += float(row["nbytes"])
-            begin = t - float(row["duration_s"])
-            if not (wanted(row["src"], row["dst"]) and in_window(begin, t)):
-                continue
-            tid = link(f"{row['src']} -> {row['dst']}")
-            args = {"tag": row["tag"], "bytes": row["nbytes"], "path": row["path"],
-                    "hops": str(row["path"]).count(">"), "transfer": int(row["transfer_id"])}
-            out.append({"name": row["tag"], "cat": "transfer", "ph": "X", "ts": begin * US,
-                        "dur": float(row["duration_s"]) * US, "pid": TRANSFERS_PID,
-                        "tid": tid, "args": args})
-            came = arrivals.before(row["src"], begin) if carries_model(row["tag"]) else None
-            if came is not None and wanted(came.src, came.dst) and in_window(came.begin,
-                                                                            came.end):
-                flow = {"name": "model", "cat": "model", "id": int(row["transfer_id"])}
-                out.append({**flow, "ph": "s", "ts": min(came.end, begin) * US,
-                            "pid": TRANSFERS_PID,
-                            "tid": link(f"{came.src} -> {came.dst}"),
-                            "args": {"from": came.transfer, "into": int(row["transfer_id"])}})
-                out.append({**flow, "ph": "f", "bp": "e", "ts": begin * US,
-                            "pid": TRANSFERS_PID, "tid": tid})
-            if keep is None:
-                out.append({"name": "delivered bytes", "ph": "C", "ts": t * US, "pid": 0,
-                            "args": {"bytes": delivered}})
-        elif kind == "hop_end":
-            begin = float(row["start_s"])
-            if not (wanted(row["u"], row["v"]) and in_window(begin, t)):
-                continue
-            tid = hops.setdefault(f"{row['u']} -> {row['v']}", len(hops) + 1)
-            out.append({"name": row["tag"], "cat": "hop", "ph": "X", "ts": begin * US,
-                        "dur": (t - begin) * US, "pid": HOPS_PID, "tid": tid,
-                        "args": {"transfer": int(row["transfer_id"]), "link": row["link"],
-                                 "wire bytes": row["nbytes"],
-                                 "rate share": round(float(row["rate_share"]), 4)}})
-        elif kind in ("train_end", "aggregate"):
-            begin = t - float(row["duration_s"])
-            if not (wanted(row["node"]) and in_window(begin, t)):
-                continue
-            pid, tid = track(row["node"])
-            name = ("train" if kind == "train_end" else f"aggregate ({row['level']})")
-            args = {"round": int(row["round"])}
-            if kind == "aggregate":
-                args["updates"] = int(row["n_updates"])
-                waited = arrivals.awaited(row["node"], begin, int(row["n_updates"]))
-                if waited is not None:  # the first update was in; the last held it back
-                    first, last = waited
-                    # an async slice: waits of groups aggregated at one node may overlap
-                    wait = {"name": "waiting for updates", "cat": "wait",
-                            "id": f"wait-{next(ids)}", "pid": pid, "tid": tid}
-                    out.append({**wait, "ph": "b", "ts": first.end * US,
-                                "args": {"round": int(row["round"]), "last": last.src,
-                                         "updates": int(row["n_updates"])}})
-                    out.append({**wait, "ph": "e", "ts": last.end * US})
-            elif not row["ok"]:
-                name += " (dropped out)"
-            out.append({"name": name, "cat": "compute", "ph": "X", "ts": begin * US,
-                        "dur": float(row["duration_s"]) * US, "pid": pid, "tid": tid,
-                        "args": args})
-        elif kind == "transfer_fail" or (kind == "hand_over" and not row["ok"]):
-            node = row["src"]
-            if not (wanted(node) and in_window(t, t)):
-                continue
-            pid, tid = track(node)
-            name = (f"failed -> {row['dst']} ({row['reason']})" if kind == "transfer_fail"
-                    else f"hand-over to {row['dst']} failed")
-            out.append({"name": name, "cat": "fault", "ph": "i", "s": "t", "ts": t * US,
-                        "pid": pid, "tid": tid})
-        elif kind == "association":
-            key = (row["client"], row["cell"])
-            if row["attached"]:
-                attached.setdefault(key, t)
-            elif key in attached:
-                cell_slice(key, attached.pop(key), t)
-                if served.get(row["client"], ("",))[0] == row["cell"]:  # it set
-                    served_until(row["client"], t)
-        elif kind == "serving":
-            served_until(row["client"], t)
-            served[row["client"]] = (row["cell"], t)
-        elif kind in ("dropout", "link_state"):
-            key = (kind, row["node"] if kind == "dropout" else row["link"])
-            if not row["up"]:
-                down.setdefault(key, t)
-            elif key in down:
-                outage(key, down.pop(key), t)
-        elif (booked := row.get("cost_s")) is not None and not math.isnan(booked):
-            cost += float(booked)  # a Cost record (its kind is the cost's kind)
-            if keep is None:
-                out.append({"name": "cost (eq. 5)", "ph": "C", "ts": t * US, "pid": 0,
-                            "args": {"client-seconds": cost}})
-        elif kind == "evaluation" and keep is None and in_window(t, t):
-            out.append({"name": "accuracy", "ph": "C", "ts": t * US, "pid": 0,
-                        "args": {"accuracy": row["accuracy"]}})
-            if row["loss"] == row["loss"]:  # NaN where the model diverged: left out
-                out.append({"name": "loss", "ph": "C", "ts": t * US, "pid": 0,
-                            "args": {"loss": row["loss"]}})
-    last = float(events["time_s"].max()) if len(events) else 0.0
-    for key, begin in down.items():  # still down when the run ended
-        outage(key, begin, last)
-    for key, begin in attached.items():  # still in the cell when the run ended
-        cell_slice(key, begin, last)
-    for client in list(served):
-        served_until(client, last)
-    meta = [_process_name(0, "run")]
-    meta += [_process_name(pid, PROCESS_NAMES[tier]) for tier, pid in PIDS.items()]
-    for pid, name, tracks, always in ((TRANSFERS_PID, "transfers", links, True),
-                                      (HOPS_PID, "link hops", hops, False),
-                                      (LINKS_PID, "link outages", links_down, False)):
-        if always or tracks:
-            meta.append(_process_name(pid, name))
-            meta += [_thread_name(pid, tid, track_name) for track_name, tid in tracks.items()]
-    for node, tid in tids.items():
-        meta.append(_thread_name(PIDS.get(tiers.get(node, "edge"), PIDS["edge"]), tid, node))
-    yield from out
-    yield from meta
+    def served_until(self, client: str, end: float) -> None:
+        if client in self.served:
+            cell, since = self.served.pop(client)
+            self.cell_slice((client, cell), since, end, "served by")
 
+    def finish(self, last: float) -> None:
+        """Close at ``last`` (the run's last event) what was still open: outages, stays in
+        cells, service by satellites."""
+        for key, begin in self.down.items():  # still down when the run ended
+            self.outage(key, begin, last)
+        for key, begin in self.attached.items():  # still in the cell when the run ended
+            self.cell_slice(key, begin, last)
+        for client in list(self.served):
+            self.served_until(client, last)
 
-def carries_model(tag: str) -> bool:
-    """Whether a transfer's tag is a model's (``edge->cloud``): not secure aggregation's
-    shares (``secagg client->edge``) nor the rest of a resumed upload (``resumed-part``)."""
-    ends = str(tag).split("->")
-    return len(ends) == 2 and ends[0] in PIDS and ends[1] in PIDS
-
-
-class Arrival(NamedTuple):
-    transfer: int
-    src: str
-    dst: str
-    begin: float
-    end: float
-
-
-class Arrivals:
-    """The models delivered into each node, in time order: the last one before a node sends a
-    model is the one that model was made from (an edge server's last client upload before its
-    aggregate leaves; the hand-over that brought the model before an edge server's
-    broadcast); the last n before an aggregation of n updates are what it waited for."""
-
-    def __init__(self, events: pd.DataFrame):
-        self._by_node: dict[str, tuple[list[float], list[Arrival]]] = {}
-        ends = events[events["kind"] == "transfer_end"] if len(events) else events
-        for row in records(ends):  # in time order
-            if carries_model(row["tag"]):
-                t = float(row["time_s"])
-                times, items = self._by_node.setdefault(row["dst"], ([], []))
-                times.append(t)
-                items.append(Arrival(int(row["transfer_id"]), row["src"], row["dst"],
-                                     t - float(row["duration_s"]), t))
-
-    def awaited(self, node: str, t: float, updates: int) -> tuple[Arrival, Arrival] | None:
-        """The first and the last of the ``updates`` models delivered into ``node`` last by
-        ``t`` (an aggregation's start), where they differ in time: the node had some in hand
-        and waited for the rest; None where it did not wait. (Where one node aggregates for
-        several groups at once, Group-FEL's, the last ``updates`` deliveries may mix them: the
-        event table does not say which group a transfer served.)"""
-        times, items = self._by_node.get(node, ((), ()))
-        last = bisect.bisect_right(times, _later(t))
-        first = last - updates
-        if updates < 2 or first < 0 or times[last - 1] <= times[first]:
-            return None
-        return items[first], items[last - 1]
-
-    def before(self, node: str, t: float) -> Arrival | None:
-        """The last model delivered into ``node`` by time ``t``, or None."""
-        times, items = self._by_node.get(node, ((), ()))
-        k = bisect.bisect_right(times, _later(t))
-        return items[k - 1] if k else None
+    def track_names(self) -> list[dict]:
+        """The metadata events that name the processes and the tracks made."""
+        meta = [_process_name(0, "run")]
+        meta += [_process_name(pid, PROCESS_NAMES[tier]) for tier, pid in PIDS.items()]
+        for pid, name, tracks, always in ((TRANSFERS_PID, "transfers", self.links, True),
+                                          (HOPS_PID, "link hops", self.hops, False),
+                                          (LINKS_PID, "link outages", self.links_down, False)):
+            if always or tracks:
+                meta.append(_process_name(pid, name))
+                meta += [_thread_name(pid, tid, track_name)
+                         for track_name, tid in tracks.items()]
+        for node, tid in self.tids.items():
+            meta.append(_thread_name(PIDS.get(self.tiers.get(node, "edge"), PIDS["edge"]), tid,
+                                     node))
+        return meta
 
 
 def _process_name(pid: int, name: str) -> dict:
@@ -344,15 +345,3 @@ def _process_name(pid: int, name: str) -> dict:
 
 def _thread_name(pid: int, tid: int, name: str) -> dict:
     return {"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": name}}
-
-
-def records(frame: pd.DataFrame, chunk: int = 20_000) -> Iterator[dict]:
-    """``frame``'s rows as dicts, a chunk at a time (never all of them at once)."""
-    for start in range(0, len(frame), chunk):
-        yield from frame.iloc[start:start + chunk].to_dict("records")
-
-
-def _later(t: float) -> float:
-    """``t`` and the instants that rounding makes of it: a transfer's start is read back as
-    its end less its duration, a few ulps off the delivery it followed at once."""
-    return t + 1e-9 * max(1.0, abs(t))

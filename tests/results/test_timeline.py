@@ -1,4 +1,4 @@
-"""The run's timeline in the Chrome Trace Event format (issue 21, first part)."""
+"""The run's timeline in the Chrome Trace Event format."""
 
 from __future__ import annotations
 
@@ -147,7 +147,7 @@ def hand_overs(events: pd.DataFrame) -> list[tuple[str, str]]:
 ])
 def test_the_flow_arrows_follow_the_model_around(tiny, algorithm):
     """Walking back along the arrows from each edge -> edge transfer (CHFL's ring, Fed-CHS's
-    hand-overs) leads, through the clients' exchanges, to the one before it (issue 21)."""
+    hand-overs) leads, through the clients' exchanges, to the one before it."""
     tiny["world"] = {"kind": "edge", "clients": 12, "edge_servers": 4,
                      "topology": {"kind": "ring"}, "cloud": "none"}
     tiny["algorithm"] = {**algorithm, "batch_size": 16}

@@ -1,4 +1,4 @@
-"""timeline.json for every algorithm family and world (issue 21): the repository's short
+"""timeline.json for every algorithm family and world: the repository's short
 scenarios with the fake model, checked for what holds in any run's timeline."""
 
 from __future__ import annotations
