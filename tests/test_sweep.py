@@ -474,7 +474,7 @@ def test_resume_removes_temporary_folders_of_dead_processes(tmp_path):
 
 def test_a_truncated_summary_is_an_incomplete_run_that_reruns(tmp_path):
     """A finished run whose summary.json was cut short (a full disk, a copy interrupted)
-    crashed the resume: it is incomplete, set aside and run again (issue 18)."""
+    crashed the resume: it is incomplete, set aside and run again."""
     sweep = load_sweep(write_scenario(tmp_path), seeds=2)
     out = tmp_path / "out"
     run_sweep(sweep, out, LocalExecutor(workers=1))
@@ -489,7 +489,7 @@ def test_a_truncated_summary_is_an_incomplete_run_that_reruns(tmp_path):
 
 
 def test_a_sweep_of_absurd_size_is_refused_before_expanding(tmp_path):
-    """sweep --seeds 100000000 --dry-run expanded a hundred million points (issue 18)."""
+    """sweep --seeds 100000000 --dry-run expanded a hundred million points."""
     path = write_scenario(tmp_path)
     with pytest.raises(ScenarioError, match="a count of seeds"):
         load_sweep(path, seeds=100_000_000)

@@ -257,8 +257,7 @@ class Dot11pMedium(Section):
 
 class DedicatedMedium(Section):
     """Every vehicle-RSU link has channels of its own at the radio's full rate, however many
-    vehicles the RSU serves at once (netfl's model before the shared medium; for studies that
-    assume orthogonal channels)."""
+    vehicles the RSU serves at once (for studies that assume orthogonal channels)."""
 
     kind: Literal["dedicated"]
 
@@ -333,7 +332,7 @@ class IovWorld(Section):
     in_flight_at_handover: Literal["continue", "cut"] = Field(
         "continue", description="continue: a transfer in flight when the vehicle becomes "
         "another RSU's client goes on with its RSU while within its coverage radius; cut: it "
-        "fails at the hand-over (netfl before issue 25)")
+        "fails at the hand-over")
     backhaul_delay_per_km: Duration = Field(5e-6, description="fibre: about 5 us per km")
     cloud: bool = True
 

@@ -133,8 +133,9 @@ class LinkBudgetGsl(Section):
     """A budget per direction at the current slant range d (docs/models/leo.md):
     C/N0 = EIRP - FSPL(d, f) - L_atm + G/T + 228.6 dB-Hz; with ``rates: dvb-s2`` the rate is the
     best DVB-S2 MODCOD the Es/N0 allows with ``implementation_margin`` (ETSI EN 302 307-1) times
-    the symbol rate B / (1 + ``roll_off``); with ``shannon``, B log2(1 + C/N0 / B) (netfl before
-    issue 26). ``atmosphere``: gas and rain loss at zenith (dB), scaled by 1 / sin(elevation).
+    the symbol rate B / (1 + ``roll_off``); with ``shannon``, B log2(1 + C/N0 / B) (the capacity
+    bound, above any real MODCOD). ``atmosphere``: gas and rain loss at zenith (dB), scaled by
+    1 / sin(elevation).
     ``uplink`` is user -> satellite, ``downlink`` satellite -> user."""
 
     kind: Literal["link-budget"]
@@ -228,8 +229,8 @@ class SharedBeams(Section):
 
 
 class DedicatedBeams(Section):
-    """Every user has a carrier of its own per direction, however many share a satellite
-    (netfl before issue 26)."""
+    """Every user has a carrier of its own per direction, however many share a satellite (for
+    studies that assume orthogonal carriers)."""
 
     kind: Literal["dedicated"]
 
@@ -240,8 +241,8 @@ Beams = Annotated[SharedBeams | DedicatedBeams, Field(discriminator="kind")]
 class Association(Section):
     """Which satellite in view serves a user (its primary: hierarchical FedAvg's clusters,
     FedAvg's access route): ``longest-remaining`` (the longest rest of its window: the default),
-    ``highest-elevation``, or ``earliest-risen`` (netfl before issue 26, which picks the one
-    about to set). A user keeps its satellite until it sets, or until another beats it by
+    ``highest-elevation``, or ``earliest-risen`` (the one in view longest, hence about to
+    set). A user keeps its satellite until it sets, or until another beats it by
     ``hysteresis_s`` of remaining window (``longest-remaining``) or ``hysteresis_deg`` of
     elevation (``highest-elevation``), so it does not flap."""
 

@@ -233,7 +233,7 @@ def test_fashion_mnist_from_the_debian_package():
 
 
 def test_a_data_set_from_arrays_on_disk_trains(tiny, tmp_path):
-    """dataset: arrays reads the user's own .npz (issue 19, item 5)."""
+    """dataset: arrays reads the user's own .npz."""
     import netfl
 
     rng = np.random.default_rng(0)
@@ -281,7 +281,7 @@ def write_images(folder, per_class: int, size=(8, 8), mode="L"):
 
 
 def test_an_image_folder_trains(tiny, tmp_path):
-    """dataset: images reads train/<class>/ and test/<class>/ (issue 19, item 5)."""
+    """dataset: images reads train/<class>/ and test/<class>/."""
     import netfl
 
     write_images(tmp_path / "imgs" / "train", 12)

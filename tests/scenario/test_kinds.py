@@ -1,4 +1,4 @@
-"""netfl's own algorithm and world kinds, registered the way extensions are (issue 19, item 4)."""
+"""netfl's own algorithm and world kinds, registered the way extensions are."""
 
 import pytest
 from pydantic import ValidationError

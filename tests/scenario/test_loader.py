@@ -268,7 +268,7 @@ def test_a_link_class_takes_its_own_transport(tiny):
     assert only(tiny).path.startswith("links.core.transport")
 
 
-# ---------------------------------------------------------------- careless input (issue 18)
+# ------------------------------------------------------------------------- careless input
 
 
 def test_a_key_written_twice_is_an_error_naming_both_lines(tmp_path):
@@ -343,7 +343,7 @@ def test_a_boolean_still_sets_a_boolean_field(tiny):
 
 def test_a_problem_found_while_building_names_the_file_and_line(tmp_path, tiny):
     """World, data and partition problems are found when the run is built, after validation:
-    they printed <scenario> (issue 18)."""
+    their message names the scenario's file and line, not <scenario>."""
     from netfl.simulation import Simulation
 
     tiny["world"]["clients"] = 5000  # more clients than digits has training samples
@@ -375,12 +375,12 @@ def test_a_build_problem_from_an_override_is_blamed_on_the_override(tmp_path, ti
      "past 1e12 s"),
 ])
 def test_work_that_would_never_end_is_bounded_at_validation(tiny, field, value, words):
-    """Retransmission probability 0.999999 with 1e9 retries never ended (issue 18)."""
+    """Retransmission probability 0.999999 with 1e9 retries never ended."""
     assert_refused(tiny, field, value, words)
 
 
 def test_yaml_merge_keys_still_work(tmp_path, tiny):
-    """'<<: *anchor' is YAML's merge, not a key written twice (the review of issue 18)."""
+    """'<<: *anchor' is YAML's merge, not a key written twice."""
     text = yaml.safe_dump(tiny, sort_keys=False).replace(
         "  access:\n", "  access: &access\n", 1)
     text = text.replace("  core:\n", "  backhaul:\n    <<: *access\n    delay: 3 ms\n  core:\n", 1)
