@@ -22,7 +22,7 @@ from netfl.algorithms.registry import algorithm_class
 from netfl.compute.fleet import Fleet
 from netfl.errors import ScenarioError, ScenarioProblem
 from netfl.learn import build_data, build_trainer
-from netfl.network.transfer import Network
+from netfl.network.helper import build_network
 from netfl.results.event_spool import EventSpool
 from netfl.results.recorder import Recorder
 from netfl.scenario import Scenario
@@ -146,7 +146,8 @@ class Simulation:
         keep = scenario.output.trace or scenario.output.timeline
         spool = EventSpool(events_dir) if keep and events_dir is not None else None
         self.recorder = Recorder(self.trace, self.world.tier, keep_events=keep, spool=spool)
-        self.network = Network(self.env, self.world, scenario.links, self.streams, self.trace)
+        self.network = build_network(self.env, self.world, scenario.links, self.streams,
+                                     self.trace)
         self.fleet = Fleet(self.env, self.world, scenario.devices, self.streams, self.trace,
                            self.network)
         index = {client: i for i, client in enumerate(self.world.clients)}

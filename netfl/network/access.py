@@ -22,7 +22,8 @@ import simpy
 
 from netfl.network.beam import BeamPlan
 from netfl.network.cell import DcfParameters, Dot11Cell, Framing
-from netfl.network.link import Channel, Link, LossModel
+from netfl.network.flow import Channel
+from netfl.network.link import Link, LossModel
 from netfl.network.lte import RESOURCE_BLOCKS, LteCell
 from netfl.network.radio import SPEED_OF_LIGHT_MPS, AccessRadio
 from netfl.sim.trace import Association, LinkState, Serving
@@ -46,10 +47,13 @@ def framing_of(transport) -> Framing:
 
 
 class MobileAccess:
-    """The access side of a Network on a mobile world (``world.mobile``)."""
+    """The access side of a Network on a mobile world (``world.mobile``), made by the network's
+    helper from the world's section and ``links`` (the scenario's: its transport and access
+    class); it adds the access links to ``network`` as clients first meet edge servers."""
 
-    def __init__(self, network):
+    def __init__(self, network, links):
         self.network = network
+        self._access_spec = links.access
         self.env: simpy.Environment = network.env
         self.world = network.world
         spec = self.world.spec
@@ -62,7 +66,7 @@ class MobileAccess:
         self.broadcast_rate_bps = 0.0  # > 0: RSUs broadcast the downlink at this rate
         if self.dot11p:
             self._dcf = DcfParameters(medium.aifsn, medium.cw_min, medium.cw_max)
-            self._framing = framing_of(network.spec.transport)
+            self._framing = framing_of(links.transport)
         if (self.dot11p or self.lte) and medium.downlink == "broadcast":
             self.broadcast_rate_bps = medium.broadcast_rate
         self._cells: dict[str, Dot11Cell | LteCell] = {}
@@ -79,7 +83,7 @@ class MobileAccess:
         self._last_position: dict[str, tuple[float, float] | None] = {}
         self._waiters: dict[str, list[simpy.Event]] = {}
         self._count = 0
-        loss = network.spec.access.loss
+        loss = links.access.loss
         self._goodput = 1.0 - loss.probability if loss.kind == "rate-reduction" else 1.0
         # make before break: a link is up while its RSU's radio reaches the vehicle, so a
         # transfer in flight at a hand-over goes on with the old RSU until the vehicle is out
@@ -146,7 +150,7 @@ class MobileAccess:
         return link
 
     def _new_link(self, client: str, rsu: str) -> Link:
-        spec = self.network.spec.access
+        spec = self._access_spec
         distance = self.world.distance_m(client, rsu, self.env.now)
         offset = self._offset(client, rsu)
         up, down = self._rates(distance, 0.0, offset)

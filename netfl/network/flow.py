@@ -3,7 +3,8 @@
 A :class:`Flow` is a number of bits crossing one or more channels together; flows over the same
 channels with the same cap form one :class:`FlowClass`, which has one rate and a virtual clock
 (the bits each member has been sent since the class was made), so a rate change is one update
-per class. A :class:`Channel` is one direction of capacity.
+per class. A :class:`Channel` is one direction of capacity (this module is where the network's
+modules and a user's code import it from).
 """
 
 from __future__ import annotations

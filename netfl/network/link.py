@@ -1,6 +1,6 @@
 """Links: a channel per direction, a delay, a loss model and an up/down state.
 
-A :class:`~netfl.network.fabric.Channel` is one direction of capacity, shared by the flows
+A :class:`~netfl.network.flow.Channel` is one direction of capacity, shared by the flows
 crossing it at their max-min fair rates (``fabric.py``). A :class:`Link` is an undirected graph
 edge: one channel per direction (its own, or a channel shared by a whole radio cell; or its own
 and a radio cell's, both crossed: ``cell.py``), a propagation delay, a loss model and an up/down
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from netfl.network.fabric import Channel, LinkDown
+from netfl.network.flow import Channel
 
-__all__ = ["PATH_CACHE_SIZE", "Channel", "Link", "LinkDown", "LossModel", "link_name"]
+__all__ = ["PATH_CACHE_SIZE", "Link", "LossModel", "link_name"]
 
 # Paths whose per-path facts (links, channels, link names) a cache keeps: the first this many
 # seen, then no more (memory stays bounded where every client of a million has paths of its own;

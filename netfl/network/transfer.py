@@ -1,285 +1,80 @@
-"""The network: links laid on the world graph, routing, and transfers.
+"""Transfers, broadcasts and resumed uploads over the network's links.
 
 ``network.send(src, dst, nbytes)`` is a SimPy process. It routes over the shortest path by
-propagation delay (fewest hops breaks ties) among links that are up (a client reaches the network
-through the edge server it is attached to now), then crosses the path with the scenario's
-transport (``transport.py``: TCP or fluid, pipelined over the whole path at the max-min fair
-share of ``fabric.py``; or store-and-forward). The process returns the transfer's
+propagation delay among links that are up (``routing.py``; a client reaches the network through
+the edge server it is attached to now), then crosses the path with its transport
+(``transport.py``: TCP or fluid, pipelined over the whole path at the max-min fair share of
+``fabric.py``; or store-and-forward). The process returns the transfer's
 :class:`~netfl.sim.trace.TransferEnd` record, or raises :class:`~netfl.errors.TransferFailed`
-after the scenario's retries are spent. Every transfer is tagged by the tiers of its ends
-("client->edge", ...).
+after the retries are spent, or when it is cancelled (``Network.transfer``). Every transfer is
+tagged by the tiers of its ends ("client->edge", ...). ``helper.build_network`` makes a Network
+from the scenario.
 """
 
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 
-import networkx as nx
 import simpy
 from simpy import Interrupt
 
 from netfl.errors import TransferFailed
-from netfl.network.access import SIGNAL, MobileAccess
 from netfl.network.fabric import Fabric
-from netfl.network.link import PATH_CACHE_SIZE, Channel, Link, LossModel
+from netfl.network.link import Link
+from netfl.network.routing import Topology
 from netfl.network.transport import (
     CANCELLED,
     Cancelled,
     HopFailed,
     down_reason,
     emit_hops,
-    make_transport,
-)
-from netfl.scenario.sections import (
-    Links,
-    LinkSpec,
-    RandomOnOff,
-    RateReductionLoss,
-    RetransmitLoss,
-    ScheduledOnOff,
 )
 from netfl.sim.clock import RandomStreams
-from netfl.sim.onoff import random_onoff, scheduled_onoff
-from netfl.sim.trace import (
-    HopEnd,
-    LinkState,
-    TraceBus,
-    TransferEnd,
-    TransferFail,
-    TransferStart,
-)
-from netfl.world.base import CLIENT, CLOUD, EDGE, World
-
-_TIER_RANK = {CLIENT: 0, EDGE: 1, CLOUD: 2}
-_HOP_TIE_BREAK_S = 1e-9  # added to every hop's routing weight so equal delays prefer fewer hops
+from netfl.sim.trace import HopEnd, TraceBus, TransferEnd, TransferFail, TransferStart
+from netfl.world.base import CLIENT, EDGE, World
 
 
-# A node with this many links to edge servers or the cloud is routed to by one shortest-path
-# tree rather than a search per source (the same paths where shortest paths are unique).
-HUB_DEGREE = 16
+@dataclass(frozen=True)
+class RetryPolicy:
+    """A failed transfer is tried again ``attempts`` more times, ``backoff_s`` seconds after
+    its first failure, the wait multiplied by ``backoff_factor`` at each further one."""
+
+    attempts: int = 0
+    backoff_s: float = 1.0
+    backoff_factor: float = 2.0
 
 
-class Network:
-    """Links on the world's graph and the transfers that cross them."""
+class Network(Topology):
+    """Links on the world's graph (``Topology``) and the transfers that cross them.
 
-    def __init__(self, env: simpy.Environment, world: World, spec: Links,
-                 streams: RandomStreams, trace: TraceBus):
-        self.env, self.world, self.spec, self.trace = env, world, spec, trace
-        self.streams = streams
-        self._links: dict[frozenset, Link] = {}
-        self._by_pair: dict[tuple[str, str], Link] = {}  # both orders: no frozenset per lookup
-        self._path_parts: dict[tuple[str, ...], tuple] = {}  # see path_parts
+    ``transport``: the transport of every link whose class has none of its own in
+    ``class_transports`` (link class -> transport); ``streams``: the random streams of the
+    network's parts (a mobile world's losses and shadowing); ``mobile``: the access side of a
+    mobile world (set by the helper; None on a fixed world). ``start()`` runs what ``on_start``
+    was given (the helper's outage processes) when the simulation starts.
+    """
+
+    def __init__(self, env: simpy.Environment, world: World, streams: RandomStreams,
+                 trace: TraceBus, transport, class_transports: dict | None = None,
+                 retry: RetryPolicy = RetryPolicy()):
+        super().__init__(env, world, trace)
+        self.streams, self.retry = streams, retry
         self._ids = itertools.count()
-        self._route_cache: dict[tuple[str, str], list[str] | None] = {}
-        self._hub_trees: dict[str, dict[str, list[str]]] = {}  # hub -> its shortest-path tree
-        self._nodes_down: set[str] = set()  # dropped-out nodes (their new links start down)
-        self._link_up_event: simpy.Event | None = None
         self.fabric = Fabric(env)
-        self.transport = make_transport(spec.transport)  # links.transport
-        self._class_transport = {name: make_transport(getattr(spec, name).transport)
-                                 for name in ("access", "backhaul", "core")
-                                 if getattr(spec, name).transport is not None}
-        self._build_links()
-        # Routes among edge servers and the cloud; clients join through their access point.
-        self._up_graph = nx.subgraph_view(
-            world.graph, filter_node=lambda n: world.tier(n) != CLIENT,
-            filter_edge=lambda u, v: self._by_pair[(u, v)].up)
-        self._hubs = {n for n in world.graph if world.tier(n) != CLIENT and sum(
-            1 for v in world.graph[n] if world.tier(v) != CLIENT) >= HUB_DEGREE}
-        self.mobile = MobileAccess(self) if world.mobile else None
+        self.transport = transport
+        self._class_transport = dict(class_transports or {})
+        self.mobile = None
+        self._starters: list = []
 
-    def _route_weight(self, u: str, v: str, _data: dict) -> float:
-        return self._by_pair[(u, v)].delay_s + _HOP_TIE_BREAK_S
-
-    # ------------------------------------------------------------------------ construction
-
-    def _class_spec(self, link_class: str) -> LinkSpec:
-        return getattr(self.spec, link_class)
-
-    def _rate(self, spec: LinkSpec, src: str, dst: str, override: float | None) -> float:
-        rank_src, rank_dst = _TIER_RANK[self.world.tier(src)], _TIER_RANK[self.world.tier(dst)]
-        if override is not None:
-            rate = override
-        elif rank_dst > rank_src:
-            rate = spec.rate_up or spec.rate
-        elif rank_dst < rank_src:
-            rate = spec.rate_down or spec.rate
-        else:
-            rate = spec.rate
-        if isinstance(spec.loss, RateReductionLoss):
-            rate *= 1.0 - spec.loss.probability
-        return rate
-
-    def _build_links(self) -> None:
-        cells: dict[tuple[str, str], Channel] = {}  # shared access: a channel per ES, direction
-        edges = sorted(self.world.graph.edges(data=True), key=lambda e: (e[0], e[1]))
-        for index, (u, v, data) in enumerate(edges):
-            spec = self._class_spec(data["link_class"])
-            override = data.get("rate_bps")
-            if spec.shared:
-                edge_node = u if self.world.tier(u) == EDGE else v
-                channels = []
-                for src, dst in ((u, v), (v, u)):
-                    key = (edge_node, "up" if dst == edge_node else "down")
-                    if key not in cells:
-                        cells[key] = Channel(self.fabric, f"cell {key[0]} {key[1]}",
-                                             self._rate(spec, src, dst, None))
-                    channels.append(cells[key])
-            else:
-                channels = [Channel(self.fabric, f"{src}->{dst}",
-                                    self._rate(spec, src, dst, override))
-                            for src, dst in ((u, v), (v, u))]
-            loss, loss_rng = LossModel(), None
-            if isinstance(spec.loss, RetransmitLoss):
-                loss = LossModel(spec.loss.probability, spec.loss.max_retransmissions)
-                loss_rng = self.streams.derive("network-loss", index)
-            link = Link(u, v, data["link_class"], data.get("delay_s", spec.delay), channels[0],
-                        channels[1], loss, loss_rng)
-            self._remember(link)
+    def on_start(self, starter) -> None:
+        """Have ``start`` call ``starter()`` (no arguments)."""
+        self._starters.append(starter)
 
     def start(self) -> None:
-        """Start the outage processes of link classes whose availability is not 'always'."""
-        for index, link in enumerate(self.links()):
-            availability = self._class_spec(link.link_class).availability
-            setter = self._outage_setter(link)
-            if isinstance(availability, RandomOnOff):
-                rng = self.streams.derive("network-outages", index)
-                self.env.process(random_onoff(self.env, rng, availability.mean_up,
-                                              availability.mean_down, setter))
-            elif isinstance(availability, ScheduledOnOff):
-                self.env.process(scheduled_onoff(self.env, availability.down, setter))
-
-    def _outage_setter(self, link: Link):
-        return lambda up: self.set_link_state(link, up, "outage")
-
-    # -------------------------------------------------------------------------- state
-
-    def links(self) -> list[Link]:
-        return list(self._links.values())
-
-    def link(self, u: str, v: str) -> Link:
-        return self._by_pair[(u, v)]
-
-    def _remember(self, link: Link) -> None:
-        self._links[frozenset((link.u, link.v))] = link
-        self._by_pair[(link.u, link.v)] = self._by_pair[(link.v, link.u)] = link
-
-    def path_parts(self, path: list[str]) -> tuple[tuple[Link, ...], tuple, tuple]:
-        """``path``'s links, every channel a flow over it crosses (once each), and each hop's
-        own channel (the first it crosses). Cached per path: a pair's link and a link's channels
-        never change during a run (a mobile world adds links, never replaces one)."""
-        if len(path) == 2:
-            return self._by_pair[(path[0], path[1])].hop_parts[(path[0], path[1])]
-        key = tuple(path)
-        parts = self._path_parts.get(key)
-        if parts is None:
-            links = tuple(self._by_pair[hop] for hop in zip(path, path[1:], strict=False))
-            crossed = [link.channels(u, v)
-                       for link, u, v in zip(links, path, path[1:], strict=False)]
-            own = tuple(channels[0] for channels in crossed)
-            if all(len(channels) == 1 for channels in crossed):
-                channels = own
-            else:  # a channel crossed twice (two links of one radio cell) counts once
-                channels = tuple(dict.fromkeys(c for cs in crossed for c in cs))
-            parts = (links, channels, own)
-            if len(self._path_parts) < PATH_CACHE_SIZE:
-                self._path_parts[key] = parts
-        return parts
-
-    def clear_routes(self) -> None:
-        """Forget cached routes (after link delays changed)."""
-        self._route_cache.clear()
-        self._hub_trees.clear()
-
-    def find_link(self, u: str, v: str) -> Link | None:
-        return self._by_pair.get((u, v))
-
-    def add_link(self, link: Link) -> None:
-        """Add a link made during the run (a mobile world's access link on first contact); it
-        starts down where an end has dropped out."""
-        self._remember(link)
-        for end in (link.u, link.v):
-            if end in self._nodes_down:
-                link.hold_down(f"node {end}")
-
-    def set_link_state(self, link: Link, up: bool, reason: str) -> None:
-        """Hold ``link`` down for ``reason`` (up=False) or release that reason (up=True)."""
-        changed = link.release(reason) if up else link.hold_down(reason)
-        if changed and up and self._link_up_event is not None:
-            self._link_up_event.succeed()
-            self._link_up_event = None
-        if changed:
-            if link.link_class != "access":  # access links are not in the cached routes
-                self.clear_routes()
-            if self.trace.wants(LinkState):
-                self.trace.emit(LinkState(time_s=self.env.now, link=link.name, up=up))
-
-    def link_came_up(self) -> simpy.Event:
-        """An event that succeeds when some link next comes up (messages in custody wait on it)."""
-        if self._link_up_event is None:
-            self._link_up_event = self.env.event()
-        return self._link_up_event
-
-    def set_node_state(self, node: str, up: bool) -> None:
-        """Take every link of ``node`` down (a dropout) or bring them back."""
-        (self._nodes_down.discard if up else self._nodes_down.add)(node)
-        for neighbour in self.world.graph.neighbors(node):
-            self.set_link_state(self.link(node, neighbour), up, f"node {node}")
-
-    def access_point(self, client: str, towards: str | None = None) -> str | None:
-        """The edge server ``client`` reaches the network through now: ``towards`` itself
-        where the client is attached to it (a satellite in view), else its primary edge
-        server; None when that has no access link up. A link down only for its signal
-        counts (sending re-checks the signal, and fails as out of coverage if still lost)."""
-        for edge in (towards, self.world.edge_of(client)):
-            if edge is not None and self.world.tier(edge) == EDGE and (
-                    self.world.is_attached(client, edge)):
-                link = self.link(client, edge)
-                if link.up or link.down_only_for(SIGNAL):
-                    return edge
-        return None
-
-    def route(self, src: str, dst: str) -> list[str] | None:
-        """Shortest path by delay over links that are up, or None where there is none."""
-        head, tail = [], []
-        if self.world.tier(src) == CLIENT:
-            head, src = [src], self.access_point(src, towards=dst)
-        if self.world.tier(dst) == CLIENT:
-            tail, dst = [dst], self.access_point(dst, towards=src)
-        if src is None or dst is None:
-            return None
-        middle = [src] if src == dst else self._core_route(src, dst)
-        return None if middle is None else head + middle + tail
-
-    def _core_route(self, src: str, dst: str) -> list[str] | None:
-        key = (src, dst)
-        if key not in self._route_cache:
-            if src in self._hubs:
-                path = self._hub_tree(src).get(dst)
-            elif dst in self._hubs:  # links are symmetric: the way back, reversed
-                path = self._hub_tree(dst).get(src)
-                path = None if path is None else path[::-1]
-            else:
-                try:
-                    path = nx.shortest_path(self._up_graph, src, dst, weight=self._route_weight)
-                except (nx.NetworkXNoPath, nx.NodeNotFound):
-                    path = None
-            self._route_cache[key] = path
-        return self._route_cache[key]
-
-    def _hub_tree(self, hub: str) -> dict[str, list[str]]:
-        """Shortest paths from ``hub`` (the cloud, an edge server with many neighbours) to
-        every node, made once per link-state change: a search between two points expands all
-        of a hub's neighbours, so routing each of M edge servers to the cloud on its own costs
-        O(M^2) (a random topology of 20,000 edge servers never finished its first round)."""
-        tree = self._hub_trees.get(hub)
-        if tree is None:
-            tree = self._hub_trees[hub] = nx.single_source_dijkstra_path(
-                self._up_graph, hub, weight=self._route_weight)
-        return tree
-
-    def tag(self, src: str, dst: str) -> str:
-        return f"{self.world.tier(src)}->{self.world.tier(dst)}"
+        """Start the processes that run from the simulation's start (link outages)."""
+        for starter in self._starters:
+            starter()
 
     # ------------------------------------------------------------------------ transfers
 
@@ -317,7 +112,7 @@ class Network:
         """The transfer's generator (``transfer``); ``own_process``: it runs a process of its
         own (``send``), defused when cancelled. Longer than 80 lines: one generator, so a resume
         crosses no extra frame."""
-        transfer_id, retry, started = next(self._ids), self.spec.retry, self.env.now
+        transfer_id, retry, started = next(self._ids), self.retry, self.env.now
         nbits, wire_bits, retransmissions = nbytes * 8.0, 0.0, 0
         label = (transfer_id, tag) if self.trace.wants(HopEnd) else None
         retries, forwards = 0, []
@@ -376,7 +171,7 @@ class Network:
                         if not will_retry:
                             ends = (link.u, link.v) if link else None
                             raise TransferFailed(src, dst, failure.reason, ends) from None
-                        yield self.env.timeout(retry.backoff * retry.backoff_factor**retries)
+                        yield self.env.timeout(retry.backoff_s * retry.backoff_factor**retries)
                         retries += 1
                         continue
                 if forwards:  # the parts received before a hand-over still cross the backhaul

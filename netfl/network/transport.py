@@ -24,7 +24,7 @@ import math
 from simpy import Interrupt
 
 from netfl.network.access import COVERAGE, SIGNAL
-from netfl.network.fabric import LinkDown
+from netfl.network.flow import LinkDown
 from netfl.network.link import Link
 from netfl.sim.trace import HopEnd
 from netfl.world.base import CLIENT

@@ -3,7 +3,7 @@ import simpy
 
 from netfl.compute.fleet import Fleet
 from netfl.errors import ScenarioError
-from netfl.network.transfer import Network
+from netfl.network.helper import build_network
 from netfl.scenario.sections import Devices, EdgeWorld, Links
 from netfl.sim.clock import RandomStreams
 from netfl.sim.trace import Dropout, TraceBus
@@ -14,7 +14,7 @@ def make_fleet(devices: dict, clients=10, links=None):
     env, trace, streams = simpy.Environment(), TraceBus(), RandomStreams(0)
     world = build_edge_world(EdgeWorld(kind="edge", clients=clients, edge_servers=2),
                              streams.get("world"))
-    network = Network(env, world, Links(**(links or {})), streams, trace)
+    network = build_network(env, world, Links(**(links or {})), streams, trace)
     return Fleet(env, world, Devices(**devices), streams, trace, network), env, trace
 
 

@@ -15,8 +15,8 @@ import simpy
 
 from netfl.errors import TransferFailed
 from netfl.network import dcf
+from netfl.network.helper import build_network
 from netfl.network.radio import AccessRadio
-from netfl.network.transfer import Network
 from netfl.results.recorder import Recorder
 from netfl.scenario.iov import IovWorld, ShannonRadio
 from netfl.scenario.sections import Links
@@ -54,10 +54,10 @@ class RoadBench:
         self.records = []
         self.trace.subscribe(self.records.append)
         self.recorder = Recorder(self.trace, self.world.tier)
-        self.network = Network(self.env, self.world,
-                               Links(access={"delay": DELAY, **(access or {})},
-                                     **{"transport": {"kind": "fluid"}, **(links or {})}),
-                               RandomStreams(seed), self.trace)
+        self.network = build_network(self.env, self.world,
+                                     Links(access={"delay": DELAY, **(access or {})},
+                                           **{"transport": {"kind": "fluid"}, **(links or {})}),
+                                     RandomStreams(seed), self.trace)
         self.world.start(self.env, None)
         self.network.start()
 

@@ -8,7 +8,8 @@ import simpy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from netfl.network.fabric import Channel, Fabric, LinkDown
+from netfl.network.fabric import Fabric
+from netfl.network.flow import Channel, LinkDown
 from netfl.network.maxmin import max_min_rates
 
 

@@ -4,9 +4,14 @@ import pytest
 import simpy
 
 from netfl.network.fabric import Fabric
-from netfl.network.link import Channel, LinkDown
+from netfl.network.flow import Channel, LinkDown
 
 C = 1e6  # bit/s
+
+
+def transmit(channel: Channel, nbits: float, owner: object = None):
+    """A flow over ``channel`` alone (``owner``: the link whose going down fails it)."""
+    return channel.fabric.transmit([channel], [owner] if owner is not None else [], nbits)
 
 
 def _run(flows, capacity=C, events=()):
@@ -17,7 +22,7 @@ def _run(flows, capacity=C, events=()):
 
     def flow(name, start, bits):
         yield env.timeout(start)
-        handle = channel.transmit(bits)
+        handle = transmit(channel, bits)
         try:
             yield handle.event
             done[name] = env.now
@@ -71,8 +76,8 @@ def test_fail_stops_only_the_owners_flows_and_reports_progress():
     env = simpy.Environment()
     channel = Channel(Fabric(env), "cell", C)
     mine, other = object(), object()
-    a = channel.transmit(1e6, owner=mine)
-    b = channel.transmit(1e6, owner=other)
+    a = transmit(channel, 1e6, owner=mine)
+    b = transmit(channel, 1e6, owner=other)
     outcome = {}
 
     def watch(name, flow):
@@ -108,10 +113,10 @@ def test_a_residual_below_the_clock_resolution_still_completes():
 
     def scenario():
         for _ in range(2):
-            channel.transmit(1e6, owner=other).event.defused = True
-        a = channel.transmit(1e6)
+            transmit(channel, 1e6, owner=other).event.defused = True
+        a = transmit(channel, 1e6)
         yield env.timeout(math.ulp(start))
-        b = channel.transmit(1e6)  # finishes a fraction of a bit after a
+        b = transmit(channel, 1e6)  # finishes a fraction of a bit after a
         yield env.timeout(1e-4)
         channel.fail(other)
         yield a.event
