@@ -99,9 +99,6 @@ class Fleet:
 
     # --------------------------------------------------------------------- availability
 
-    def is_up(self, node: str) -> bool:
-        return self._up[node]
-
     def dropped_since(self, node: str, since_s: float) -> bool:
         """Whether ``node`` is down now or went down at any time at or after ``since_s``."""
         return not self._up[node] or self._last_down_s.get(node, -1.0) >= since_s

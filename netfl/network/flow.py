@@ -141,10 +141,6 @@ class Channel:
         self.fabric.touch_channel(self)
         self.capacity_bps = float(capacity_bps)
 
-    def transmit(self, nbits: float, owner: object = None) -> Flow:
-        """A flow over this channel alone (``owner``: the link whose going down fails it)."""
-        return self.fabric.transmit([self], [owner] if owner is not None else [], nbits)
-
     def fail(self, link: object) -> int:
         """Fail every flow on this channel whose path includes ``link``; return how many."""
         return self.fabric.fail_link_on(self, link)

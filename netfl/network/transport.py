@@ -387,8 +387,3 @@ class StoreAndForward:
                     raise HopFailed(link, "loss", sent)
                 continue
             return sent, lost
-
-
-def make_transport(spec):
-    """The transport object of a ``links.transport`` section."""
-    return StoreAndForward(spec) if spec.kind == "store-and-forward" else Pipelined(spec)
