@@ -219,7 +219,8 @@ def _torchvision(class_name: str, root: Path, download: bool, **kwargs):
 # --- Fashion-MNIST --------------------------------------------------------------------------
 
 def load_fashion_mnist(root: Path | None, download: bool) -> Dataset:
-    """Fashion-MNIST (Xiao et al. 2017): 60,000 train and 10,000 test 28x28 grey images, 10 classes.
+    """Fashion-MNIST ("Fashion-MNIST: a Novel Image Dataset for Benchmarking Machine Learning
+    Algorithms", arXiv:1708.07747): 60,000 train and 10,000 test 28x28 grey images, 10 classes.
 
     Searches, in order: ``root`` (when given), :data:`DEBIAN_FASHION_MNIST`, and (when no root is
     given) the cache directory; in each, the directory itself, ``raw/`` and
@@ -272,18 +273,21 @@ def load_torchvision(name: str, root: Path | None, download: bool,
                      emnist_split: str = "balanced") -> Dataset:
     """MNIST, EMNIST, CIFAR-10 or CIFAR-100, from ``root`` (default: the cache directory).
 
-    * ``mnist`` (LeCun et al. 1998): 60,000/10,000 28x28 grey digits, 10 classes. The four IDX
-      files (as for Fashion-MNIST, plain or ``.gz``) are read with :func:`read_idx` from
-      ``root``, ``root/raw`` or ``root/MNIST/raw`` without torchvision; failing that,
+    * ``mnist`` ("Gradient-Based Learning Applied to Document Recognition", Proceedings of the
+      IEEE 1998): 60,000/10,000 28x28 grey digits, 10 classes. The four IDX files (as for
+      Fashion-MNIST, plain or ``.gz``) are read with :func:`read_idx` from ``root``,
+      ``root/raw`` or ``root/MNIST/raw`` without torchvision; failing that,
       ``torchvision.datasets.MNIST``.
-    * ``emnist`` (Cohen et al. 2017), split ``emnist_split`` (see :data:`EMNIST_CLASSES`):
-      28x28 grey characters. The IDX files ``emnist-<split>-{train,test}-{images-idx3,labels-
-      idx1}-ubyte`` are looked for the same way (``root/EMNIST/raw``), then
-      ``torchvision.datasets.EMNIST``. The raw EMNIST files store every image transposed
-      (columns first) and torchvision returns them as stored; here each image is transposed
-      back (axes H and W swapped) so that characters are upright like MNIST's. The ``letters``
-      split labels 1..26 in the files; they are shifted to 0..25 (26 classes).
-    * ``cifar10`` / ``cifar100`` (Krizhevsky 2009): 50,000/10,000 32x32 colour images, 10 or
+    * ``emnist`` ("EMNIST: an extension of MNIST to handwritten letters", IJCNN 2017), split
+      ``emnist_split`` (see :data:`EMNIST_CLASSES`): 28x28 grey characters. The IDX files
+      ``emnist-<split>-{train,test}-{images-idx3,labels-idx1}-ubyte`` are looked for the same
+      way (``root/EMNIST/raw``), then ``torchvision.datasets.EMNIST``. The raw EMNIST files
+      store every image transposed (columns first) and torchvision returns them as stored; here
+      each image is transposed back (axes H and W swapped) so that characters are upright like
+      MNIST's. The ``letters`` split labels 1..26 in the files; they are shifted to 0..25 (26
+      classes).
+    * ``cifar10`` / ``cifar100`` ("Learning Multiple Layers of Features from Tiny Images",
+      technical report, University of Toronto 2009): 50,000/10,000 32x32 colour images, 10 or
       100 (fine) classes, via torchvision (``root/cifar-10-batches-py``,
       ``root/cifar-100-python``); features (N, 3, 32, 32).
 

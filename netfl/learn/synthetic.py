@@ -11,7 +11,8 @@ def generate_synthetic(alpha: float, beta: float, n_clients: int, rng: np.random
                        dimension: int = 60, num_classes: int = 10, test_fraction: float = 0.2,
                        max_samples: int | None = None,
                        keep_features: bool = True) -> tuple[Dataset, list[np.ndarray]]:
-    """Synthetic(alpha, beta) of FedProx (Li et al. 2020, Section 5.1 and their script).
+    """Synthetic(alpha, beta) of FedProx ("Federated Optimization in Heterogeneous Networks",
+    MLSys 2020, Section 5.1, and its authors' generator script).
 
     For each device k = 1..n_clients (d = ``dimension``, C = ``num_classes``)::
 

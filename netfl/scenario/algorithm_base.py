@@ -21,7 +21,8 @@ class NoCompressionSpec(Section):
 
 
 class QsgdSpec(Section):
-    """QSGD (Alistarh et al. 2017) with ``levels`` s, over buckets of ``bucket_size``
+    """QSGD ("QSGD: Communication-Efficient SGD via Gradient Quantization and Encoding", NeurIPS
+    2017) with ``levels`` s, over buckets of ``bucket_size``
     coordinates (the whole vector when null); see docs/models/fed-chs.md for the bit count."""
 
     kind: Literal["qsgd"]

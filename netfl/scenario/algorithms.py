@@ -33,7 +33,8 @@ from netfl.scenario.types import Section
 
 @builtin_algorithm
 class FedAvgSpec(AlgorithmSpec):
-    """FedAvg (McMahan et al. 2017): the cloud trains with clients over the multi-hop network.
+    """FedAvg: the cloud trains with clients over the multi-hop network ("Communication-Efficient
+    Learning of Deep Networks from Decentralized Data", AISTATS 2017).
 
     clients_per_round: clients sampled per round without replacement (all when absent).
     schedule: the rate of round t is eta_k with k = (t - 1) mod ``schedule_period`` (K), for
@@ -74,8 +75,9 @@ class FedAvgQsgdSpec(FedAvgSpec):
 
 @builtin_algorithm
 class HierFedAvgSpec(AlgorithmSpec):
-    """Hierarchical FedAvg (HierFAVG, Liu et al. 2020): ``local_steps`` local steps per edge round,
-    edge aggregation every edge round, cloud aggregation every ``edge_rounds`` edge rounds.
+    """Hierarchical FedAvg (HierFAVG: "Client-Edge-Cloud Hierarchical Federated Learning", IEEE
+    ICC 2020): ``local_steps`` local steps per edge round, edge aggregation every edge round,
+    cloud aggregation every ``edge_rounds`` edge rounds.
 
     edges_per_round: S edge servers sampled uniformly without replacement each cloud round (all
         when null), as the CHFL paper samples S edges for every algorithm (its App. B.1).
@@ -98,9 +100,11 @@ class HierFedAvgSpec(AlgorithmSpec):
 
 @builtin_algorithm
 class HierLocalQsgdSpec(HierFedAvgSpec):
-    """Hier-Local-QSGD (Liu et al. 2023): hierarchical FedAvg with QSGD-quantized uploads at both
-    tiers; the Fed-CHS paper's B.1 sets 5 local iterations and K = 20 edge aggregations per cloud
-    round, with eta_k = 1/(K sqrt(k+1)) at edge aggregation k (``schedule: {kind: inv-sqrt}``)."""
+    """Hier-Local-QSGD ("Hierarchical Federated Learning with Quantization: Convergence Analysis
+    and System Design", IEEE Transactions on Wireless Communications 2023): hierarchical FedAvg
+    with QSGD-quantized uploads at both tiers; the Fed-CHS paper's B.1 sets 5 local iterations
+    and K = 20 edge aggregations per cloud round, with eta_k = 1/(K sqrt(k+1)) at edge
+    aggregation k (``schedule: {kind: inv-sqrt}``)."""
 
     kind: Literal["hier-local-qsgd"]
     IMPLEMENTATION = "netfl.algorithms.hier_fedavg:HierFedAvg"
@@ -207,8 +211,9 @@ class ChflSpec(AlgorithmSpec):
 
 @builtin_algorithm
 class CflSpec(ChflSpec):
-    """Cyclic FL (Cho et al. 2023) as CHFL's special case: one edge round per edge (R = 1),
-    groups (edge servers) visited in a fixed cyclic order."""
+    """Cyclic FL ("On the Convergence of Federated Averaging with Cyclic Client Participation",
+    ICML 2023) as CHFL's special case: one edge round per edge (R = 1), groups (edge servers)
+    visited in a fixed cyclic order."""
 
     kind: Literal["cfl"]
     IMPLEMENTATION = "netfl.algorithms.chfl:CHFL"
@@ -276,7 +281,8 @@ class HflPwpSpec(AlgorithmSpec):
 
 @builtin_algorithm
 class HierMoSpec(HflPwpSpec):
-    """HierMo (Yang et al. 2023) in the HFL-PWP setting: momentum in all three tiers. Workers
+    """HierMo ("Hierarchical Federated Learning with Momentum Acceleration in Multi-Tier
+    Networks", arXiv:2210.14560) in the HFL-PWP setting: momentum in all three tiers. Workers
     train with heavy-ball momentum (``momentum``, gamma) from their cluster's averaged worker
     buffer, which travels with the model (every message carries twice the bytes); each edge
     server keeps an edge momentum buffer over its clusters' mean updates (``edge_momentum``,
@@ -295,7 +301,8 @@ class HierMoSpec(HflPwpSpec):
 
 @builtin_algorithm
 class MllSgdSpec(HflPwpSpec):
-    """MLL-SGD (Castiglia et al. 2020): clusters as in HFL-PWP (eta_c = 1), but no master: every
+    """MLL-SGD ("Multi-Level Local SGD: Distributed SGD for Heterogeneous Hierarchical
+    Networks", ICLR 2021): clusters as in HFL-PWP (eta_c = 1), but no master: every
     G local iterations each hub averages its model with its neighbours' on a peer-to-peer hub
     graph, ``complete`` (every hub) or ``ring`` (hubs in index order), with Metropolis weights.
     The model measured is the paper's u = sum_d b_d y_d, hub models weighted by their share of

@@ -14,7 +14,8 @@ from netfl.scenario.types import ResolvedPath, Section
 
 
 class SyntheticSpec(Section):
-    """Synthetic(alpha, beta) of FedProx (Li et al. 2020): alpha sets how much the devices' models
+    """Synthetic(alpha, beta) of FedProx ("Federated Optimization in Heterogeneous Networks",
+    MLSys 2020): alpha sets how much the devices' models
     differ, beta how much their inputs differ; one device per client."""
 
     alpha: NonNegativeFloat = 1.0

@@ -162,7 +162,8 @@ class GroupFedAvgSpec(GroupFelSpec):
 
 @builtin_algorithm
 class GroupFedProxSpec(GroupFedAvgSpec):
-    """FedProx (Li et al. 2020) in the hierarchical version: random grouping, uniform sampling,
+    """FedProx ("Federated Optimization in Heterogeneous Networks", MLSys 2020) in the
+    hierarchical version: random grouping, uniform sampling,
     proximal term ``prox_mu`` (its extra vector work per SGD step is charged to the clock and
     to eq. 5 as cost ``solver``)."""
 
@@ -172,7 +173,8 @@ class GroupFedProxSpec(GroupFedAvgSpec):
 
 @builtin_algorithm
 class GroupScaffoldSpec(GroupFedAvgSpec):
-    """SCAFFOLD (Karimireddy et al. 2020) in the hierarchical version: random grouping, uniform
+    """SCAFFOLD ("SCAFFOLD: Stochastic Controlled Averaging for Federated Learning", ICML 2020)
+    in the hierarchical version: random grouping, uniform
     sampling, control variates (twice the bytes), secured by SCAFFOLD + SecAgg."""
 
     kind: Literal["group-scaffold"]
@@ -182,7 +184,9 @@ class GroupScaffoldSpec(GroupFedAvgSpec):
 
 @builtin_algorithm
 class OueaSpec(GroupFedAvgSpec):
-    """OUEA (Mhaisen et al. 2021): CDG grouping, uniform sampling."""
+    """OUEA ("Optimal User-Edge Assignment in Hierarchical Federated Learning Based on
+    Statistical Properties and Network Topology Constraints", IEEE Transactions on Network
+    Science and Engineering 2022): CDG grouping, uniform sampling."""
 
     kind: Literal["ouea"]
     grouping: Grouping = CdgGroupingSpec(kind="cdg")
@@ -190,7 +194,8 @@ class OueaSpec(GroupFedAvgSpec):
 
 @builtin_algorithm
 class ShareSpec(GroupFedAvgSpec):
-    """SHARE (Deng et al. 2021): KLD-based grouping, uniform sampling."""
+    """SHARE ("SHARE: Shaping Data Distribution at Edge for Communication-Efficient Hierarchical
+    Federated Learning", IEEE ICDCS 2021): KLD-based grouping, uniform sampling."""
 
     kind: Literal["share"]
     grouping: Grouping = KldGroupingSpec(kind="kld")
@@ -198,7 +203,8 @@ class ShareSpec(GroupFedAvgSpec):
 
 @builtin_algorithm
 class FedClarSpec(GroupFedAvgSpec):
-    """FedCLAR (Presotto et al. 2022) in the hierarchical version: hierarchical FedAvg with
+    """FedCLAR ("FedCLAR: Federated Clustering for Personalized Sensor-Based Human Activity
+    Recognition", IEEE PerCom 2022) in the hierarchical version: hierarchical FedAvg with
     random groups until ``clustering_round``; then every group trains once, the cloud clusters
     the groups by the cosine similarity of their updates into ``clusters`` clusters
     (agglomerative, average linkage), and each cluster trains a model of its own from then on.

@@ -139,9 +139,10 @@ class LinkBudgetGsl(Section):
     ``uplink`` is user -> satellite, ``downlink`` satellite -> user."""
 
     kind: Literal["link-budget"]
-    # Starlink's user downlink as del Portillo et al. (IAC 2018, Acta Astronautica 2019) budget
-    # it: a 250 MHz Ku carrier, satellite EIRP 36.7 dBW, a 0.7 m user dish (37.7 dBi, 362.9 K:
-    # G/T 12.1 dB/K), roll-off 0.1. No public uplink budget was found: a 62.5 MHz carrier at
+    # Starlink's user downlink as "A Technical Comparison of Three Low Earth Orbit Satellite
+    # Constellation Systems to Provide Global Broadband" (Acta Astronautica 2019) budgets it: a
+    # 250 MHz Ku carrier, satellite EIRP 36.7 dBW, a 0.7 m user dish (37.7 dBi, 362.9 K: G/T
+    # 12.1 dB/K), roll-off 0.1. No public uplink budget was found: a 62.5 MHz carrier at
     # 14.25 GHz to a G/T of 9.8 dB/K, the terminal's EIRP (25 dBW) calibrated so that a user
     # alone in a beam with its 9 background users uploads at Ookla's median (14.8 Mbit/s, US,
     # Q1 2025) over a day (benchmarks/leo_rates.py).

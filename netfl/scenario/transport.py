@@ -24,8 +24,9 @@ class TcpTransport(Section):
     (or by ``receive_window``); every segment carries
     ``header_bytes`` on the wire (TCP with timestamps 32 + IPv4 20 + point-to-point framing 2).
     With ``loss_limited``, each link's ``retransmit`` loss probability is a packet loss rate and
-    caps the rate at Mathis et al.'s MSS / RTT * sqrt(3 / (2 p)) instead of re-sending whole
-    messages."""
+    caps the rate at MSS / RTT * sqrt(3 / (2 p)) ("The Macroscopic Behavior of the TCP
+    Congestion Avoidance Algorithm", ACM SIGCOMM Computer Communication Review 1997) instead of
+    re-sending whole messages."""
 
     kind: Literal["tcp"] = "tcp"
     handshake: bool = True
