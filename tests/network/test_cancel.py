@@ -223,3 +223,23 @@ def test_a_cancel_also_cancels_the_parts_forwarded_after_a_hand_over(tmp_path):
     assert bench.network.fabric.settled
     assert not any(ch.classes for link in bench.network.links()
                    for ch in {*link.channels(link.u, link.v), *link.channels(link.v, link.u)})
+
+
+def test_a_cancelled_broadcast_leaves_the_air_and_every_receiver_gets_none(tmp_path):
+    medium = {"kind": "802.11p", "downlink": "broadcast", "broadcast_rate": 6e6}
+    vehicles = {"a": [(0, 1000, 0), (1000, 1000, 0)], "b": [(0, 1100, 0), (1000, 1100, 0)]}
+    bench = RoadBench(tmp_path, vehicles, [[1000, 0]], coverage=600, medium=medium,
+                      radio={"kind": "fixed", "rate": 6e6})
+    proc = []
+    bench.at([1.0], lambda: proc.append(bench.network.broadcast("e0", ["c0", "c1"], 10 * MB)))
+    bench.at([2.0], lambda: proc[0].interrupt("cancelled"))
+    bench.env.run(until=100)
+    assert proc[0].value == {"c0": None, "c1": None}
+    fails = bench.of(TransferFail)
+    assert [(r.dst, r.reason, r.time_s) for r in fails] == [("c0", "cancelled", 2.0),
+                                                            ("c1", "cancelled", 2.0)]
+    on_air = sum(r.wire_bytes for r in fails)
+    assert 0 < on_air < 6e6 / 8  # at most a second at the broadcast rate
+    assert bench.recorder.bytes_cancelled == pytest.approx(on_air)
+    assert bench.recorder.transfers_cancelled == 2 and not bench.of(TransferEnd)
+    assert bench.network.fabric.settled
