@@ -24,7 +24,7 @@ algorithm, raised at its next primitive or at the end of the run.
 
 from __future__ import annotations
 
-import functools
+import importlib
 import inspect
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
@@ -32,15 +32,17 @@ from dataclasses import dataclass
 import numpy as np
 import simpy
 
-from netfl.algorithms.aggregation import data_weights
 from netfl.algorithms.bookkeeping import RunBook, all_finite
+from netfl.algorithms.moves import ModelMoves
+from netfl.algorithms.primitive import primitive
+from netfl.algorithms.rounds import ClientRounds, RoundResult
 from netfl.compute.fleet import Fleet
-from netfl.errors import SimulationError, TransferFailed
-from netfl.learn.compress import NoCompression, make_compressor
+from netfl.errors import SimulationError
+from netfl.learn.compress import make_compressor
 from netfl.network.transfer import Network
 from netfl.scenario.sections import Stop
 from netfl.sim.clock import RandomStreams
-from netfl.sim.trace import Aggregate, HandOver, TraceBus, TrainEnd, TrainStart
+from netfl.sim.trace import Aggregate, TraceBus, TrainEnd, TrainStart
 from netfl.world.base import World
 
 __all__ = ["Algorithm", "Context", "RoundResult", "all_finite"]
@@ -61,53 +63,7 @@ class Context:
     stop: Stop
 
 
-@dataclass(frozen=True)
-class RoundResult:
-    """The clients whose updates arrived, their updated parameters and aggregation weights."""
-
-    clients: list[str]
-    updates: list
-    weights: np.ndarray
-
-
-class _Started:
-    """Lives as long as a primitive's generator; reports it where it dies never started."""
-
-    __slots__ = ("started", "name", "forgotten")
-
-    def __init__(self, name: str, forgotten: list):
-        self.started, self.name, self.forgotten = False, name, forgotten
-
-    def __del__(self):
-        if not self.started:
-            self.forgotten.append(self.name)
-
-
-def _tracked(token: _Started, generator: Generator) -> Generator:
-    token.started = True
-    return (yield from generator)
-
-
-def primitive(method):
-    """A primitive that takes simulated time: its generator, tracked so that one never run
-    is reported (``_Started``)."""
-
-    @functools.wraps(method)
-    def call(self, *args, **kwargs):
-        if self._forgotten:
-            self._report_forgotten()
-        return _tracked(_Started(method.__name__, self._forgotten),
-                        method(self, *args, **kwargs))
-
-    return call
-
-
-def _defuse(event) -> None:
-    if not event.ok:
-        event.defused = True
-
-
-class Algorithm:
+class Algorithm(ModelMoves, ClientRounds):
     """Base class. Subclasses set ``Spec`` in the scenario schema and write ``run()``, a
     generator (a SimPy process)."""
 
@@ -133,10 +89,17 @@ class Algorithm:
         self.upload_bytes = (self.compressor.payload_bytes(self.trainer.num_params)
                              * self.MESSAGE_FACTOR)
 
+    # "module:Class" of the variant that runs on a constellation (a paper's appendix), if any
+    ORBITAL_VARIANT: str | None = None
+
     @classmethod
     def for_world(cls, world: World) -> type[Algorithm]:
-        """The class that runs this algorithm on ``world`` (itself; a paper's variant for a
-        kind of world overrides this, as Fed-CHS does for constellations)."""
+        """The class that runs this algorithm on ``world``: ``ORBITAL_VARIANT`` on a
+        constellation where it is set (Fed-CHS's), this class otherwise. Named by reference,
+        so the variant, a subclass, and its base import in one direction only."""
+        if world.orbital and cls.ORBITAL_VARIANT is not None:
+            module, _, name = cls.ORBITAL_VARIANT.partition(":")
+            return getattr(importlib.import_module(module), name)
         return cls
 
     def run(self) -> Generator:
@@ -160,194 +123,6 @@ class Algorithm:
             f"algorithm {self.spec.kind!r} ({type(self).__module__}.{type(self).__qualname__})"
             f" called self.{names}(...) but never ran it: a primitive that takes simulated "
             f"time is a generator; write 'yield from self.{self._forgotten[0]}(...)'")
-
-    # -------------------------------------------------------------------- moving models
-
-    @primitive
-    def send(self, src: str, dst: str, nbytes: float, raw_nbytes: float | None = None,
-             tag: str | None = None) -> Generator:
-        """Transfer ``nbytes``; returns True if delivered, False if it failed (after retries)
-        or was cancelled. ``raw_nbytes`` is the size before compression (for accounting);
-        ``tag`` overrides the accounting tag (default: the tiers of the two ends)."""
-        try:
-            yield from self._network.transfer(src, dst, nbytes, tag=tag, raw_nbytes=raw_nbytes)
-        except TransferFailed:
-            return False
-        return True
-
-    def send_up(self, src: str, dst: str) -> Generator:
-        """Send a model or update upwards: compressed by ``compression``, counted both ways."""
-        return self.send(src, dst, self.upload_bytes, self.download_bytes)
-
-    @primitive
-    def broadcast(self, src: str, receivers: Sequence[str]) -> Generator:
-        """Broadcast the model (``download_bytes``) from ``src`` to ``receivers`` at once, on
-        the scenario's broadcast medium; returns the set of receivers that got it."""
-        results = yield self._network.broadcast(src, list(receivers), self.download_bytes)
-        return {r for r, report in results.items() if report is not None}
-
-    def broadcasts_from(self, node: str) -> bool:
-        """Whether ``node`` sends its downlinks as one broadcast (an RSU with
-        ``world.medium.downlink: broadcast``)."""
-        return self._network.broadcasts_from(node)
-
-    @primitive
-    def download(self, server: str, clients: Sequence[str]) -> Generator:
-        """The model from ``server`` to every client at once: one broadcast where ``server``
-        broadcasts, otherwise a transfer to each in parallel. Returns the set that got it."""
-        if clients and self.broadcasts_from(server):
-            return (yield from self.broadcast(server, clients))
-        jobs = [self.env.process(self.send(server, c, self.download_bytes)) for c in clients]
-        yield self.env.all_of(jobs)
-        return {c for c, job in zip(clients, jobs, strict=True) if job.value}
-
-    def reachable(self, src: str, dst: str) -> bool:
-        """Whether a route from ``src`` to ``dst`` exists now (links up, in coverage)."""
-        return self._network.route(src, dst) is not None
-
-    @primitive
-    def carry_model(self, holder: str | None, node: str, round_: int) -> Generator:
-        """Bring the model to ``node`` (no transfer where it is there, or nowhere yet: the
-        initial model starts anywhere). Returns the node that holds it afterwards."""
-        if holder is None or holder == node:
-            return node
-        return (yield from self.move_model(holder, [node], round_))
-
-    @primitive
-    def move_model(self, holder: str, candidates: Sequence[str], round_: int) -> Generator:
-        """Send the model from ``holder`` to the first candidate that receives it: each is tried
-        ``spec.handover.attempts`` times (once without that setting), the next ones only with
-        ``fallback``. Every attempt is a hand-over record. Returns the node that holds the
-        model afterwards (``holder`` when all failed)."""
-        handover = getattr(self.spec, "handover", None)
-        attempts = 1 if handover is None else handover.attempts
-        fallback = handover is not None and handover.fallback
-        for candidate in candidates if fallback else candidates[:1]:
-            if candidate == holder:
-                return holder
-            for _ in range(attempts):
-                ok = yield from self.send(holder, candidate, self.download_bytes)
-                self._trace.emit(HandOver(time_s=self.env.now, src=holder, dst=candidate,
-                                          round=round_, ok=ok))
-                if ok:
-                    return candidate
-        return holder
-
-    # -------------------------------------------------------------------- rounds of clients
-
-    @primitive
-    def exchange(self, server: str, clients: Sequence[str], round_: int, steps: int,
-                 first: int | None = None, deadline: float | None = None) -> Generator:
-        """Clients download the model from ``server`` (one broadcast where it broadcasts),
-        compute for ``steps`` local steps and upload (compressed), all in parallel in
-        simulated time. Returns the clients whose uploads arrived, in ``clients``' order;
-        when none did, waits ``idle_wait`` first (``wait_idle``).
-
-        ``first=K`` returns once K uploads arrived, ``deadline`` (simulated seconds from now)
-        at that time at the latest; the clients still under way are then cancelled
-        (``cancel``: their transfers release their share at once and are counted as
-        cancelled, their device time stops)."""
-        received = None
-        if clients and self.broadcasts_from(server):
-            received = yield from self.broadcast(server, clients)
-        jobs = [self.env.process(self.client_update(server, c, round_, steps, received))
-                for c in clients]
-        if first is None and deadline is None:
-            yield self.env.all_of(jobs)
-        else:
-            yield from self.wait_for(jobs, first, deadline)
-        arrived = [c for c, job in zip(clients, jobs, strict=True)
-                   if job.triggered and job.ok and job.value]
-        if not arrived:
-            yield from self.wait_idle()
-        return arrived
-
-    @primitive
-    def client_update(self, server: str, client: str, round_: int, steps: int,
-                      received: set | None = None) -> Generator:
-        """One client's part of an exchange: download the model (unless ``received`` says who
-        got a broadcast), ``steps`` local steps on its device, upload. Returns whether the
-        upload arrived."""
-        if received is not None:
-            if client not in received:
-                return False
-        elif not (yield from self.send(server, client, self.download_bytes)):
-            return False
-        if not (yield from self.local_compute(client, round_, steps)):
-            return False
-        return (yield from self.send_up(client, server))
-
-    @primitive
-    def wait_for(self, processes: Sequence[simpy.Process], count: int | None = None,
-                 deadline: float | None = None) -> Generator:
-        """Wait until ``count`` of ``processes`` have returned a true value (all of them have
-        ended, when ``count`` is None or cannot be reached) or ``deadline`` simulated seconds
-        have passed, whichever is first; then ``cancel`` those still running. Returns the
-        processes that returned a true value, in order."""
-        done, state = self.env.event(), {"hits": 0, "left": len(processes)}
-
-        def ended(event) -> None:
-            state["left"] -= 1
-            state["hits"] += bool(event.ok and event.value)
-            if not done.triggered and (state["left"] == 0 or (
-                    count is not None and state["hits"] >= count)):
-                done.succeed()
-
-        for process in processes:
-            if process.callbacks is None:  # processed already
-                ended(process)
-            else:
-                process.callbacks.append(ended)
-        if not done.triggered and (state["left"] == 0 or count == 0):
-            done.succeed()
-        waits = [done] if deadline is None else [done, self.env.timeout(deadline)]
-        yield self.env.any_of(waits)
-        for process in processes:
-            self.cancel(process)
-        return [p for p in processes if p.triggered and p.ok and p.value]
-
-    def cancel(self, process: simpy.Process, cause: str = "cancelled") -> None:
-        """Stop ``process`` where it is (nothing where it has ended): a transfer under way in
-        it is cancelled (its share of every link is released at once; its bytes on the wire
-        count as cancelled), device time under way stops. The interruption is not an error of
-        the run. Processes it started itself run on."""
-        if not process.is_alive:
-            return
-        process.interrupt(cause)
-        process.callbacks.append(_defuse)
-
-    @primitive
-    def train_round(self, server: str, clients: Sequence[str], params, round_: int,
-                    steps: int | None = None, lr: float | None = None,
-                    first: int | None = None, deadline: float | None = None,
-                    **solver) -> Generator:
-        """``exchange`` (with its ``first`` and ``deadline``), then real local training of
-        exactly the clients whose uploads arrived.
-
-        ``solver``: options of the local solver beyond the scenario's SGD (``prox_mu``:
-        FedProx's proximal weight; see the trainer's ``local_train``).
-        Returns a RoundResult with their updated parameters, as the server reconstructs them
-        (params + the compressed update), and data-size weights normalized over them.
-        """
-        steps = self.spec.local_steps if steps is None else steps
-        arrived = yield from self.exchange(server, clients, round_, steps, first, deadline)
-        indices = self.indices(arrived)
-        updates = self.trainer.local_train(
-            params, indices, steps, self.spec.lr if lr is None else lr, self.spec.batch_size,
-            momentum=self.spec.momentum, weight_decay=self.spec.weight_decay,
-            **solver) if arrived else []
-        updates = [self.compressed_towards(u, params) for u in updates]
-        return RoundResult(arrived, updates, data_weights(self.data_sizes(arrived)))
-
-    def compressed_towards(self, model, reference):
-        """What the receiver reconstructs of ``model`` sent compressed: reference +
-        C(model - reference) for update compressors (QSGD), C(model) for model compressors
-        (int8), the model itself without compression."""
-        if isinstance(self.compressor, NoCompression):
-            return model
-        if self.compressor.applies_to == "model":
-            return self.compressor.compress(model)
-        return reference + self.compressor.compress(model - reference)
 
     # -------------------------------------------------------------------- data and devices
 

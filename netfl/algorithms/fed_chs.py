@@ -48,14 +48,8 @@ def rank_next(candidates: Sequence[str], visits: Mapping[str, int],
 
 
 class FedCHS(Algorithm):
-    @classmethod
-    def for_world(cls, world):
-        """FedCHSOrbital on a constellation (the paper's Appendix D), this class elsewhere."""
-        if world.orbital:
-            from netfl.algorithms.fed_chs_leo import FedCHSOrbital
-
-            return FedCHSOrbital
-        return cls
+    # the paper's Appendix D: visibility-driven hand-overs on a constellation
+    ORBITAL_VARIANT = "netfl.algorithms.fed_chs_leo:FedCHSOrbital"
 
     def run(self):
         spec, world = self.spec, self.world

@@ -21,10 +21,7 @@ class FedCHSOrbital(FedCHS):
     """Fed-CHS with visibility-driven hand-overs (module docstring)."""
 
     model_idle_s = 0.0
-
-    @classmethod
-    def for_world(cls, world):
-        return cls
+    ORBITAL_VARIANT = None  # it is the variant
 
     def run(self):
         spec, world = self.spec, self.world

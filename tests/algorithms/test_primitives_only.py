@@ -13,18 +13,22 @@ from netfl.algorithms.base import Algorithm
 
 ALGORITHMS = Path(netfl.algorithms.__file__).parent
 EXAMPLE = Path(__file__).parents[2] / "examples" / "netfl-example" / "netfl_example"
-# the base itself, its bookkeeping and the registry may use what the primitives are made of
-INSIDE = {"__init__.py", "base.py", "bookkeeping.py", "registry.py"}
+# the base itself, the primitives' own modules, its bookkeeping and the registry may use what
+# the primitives are made of
+INSIDE = {"__init__.py", "base.py", "moves.py", "rounds.py", "primitive.py", "bookkeeping.py",
+          "registry.py"}
 # the trainer's data layout is reached through data_sizes and label_counts
 TRAINER_INTERNALS = {"client_sizes", "partition"}
 
 
 def base_private_names() -> set[str]:
-    """The private attributes and methods of Algorithm (set in its methods or defined)."""
-    names = {name for name in vars(Algorithm) if name.startswith("_")
-             and not name.startswith("__")}
-    tree = ast.parse((ALGORITHMS / "base.py").read_text())
-    for node in ast.walk(tree):
+    """The private attributes and methods of Algorithm and its mixins (set in their methods
+    or defined)."""
+    names = {name for cls in Algorithm.__mro__ for name in vars(cls)
+             if name.startswith("_") and not name.startswith("__")}
+    trees = [ast.parse((ALGORITHMS / name).read_text()) for name in ("base.py", "moves.py",
+                                                                      "rounds.py")]
+    for node in (node for tree in trees for node in ast.walk(tree)):
         if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
                 and node.value.id == "self" and node.attr.startswith("_")
                 and not node.attr.startswith("__")):

@@ -1,0 +1,49 @@
+"""Primitives that take simulated time are generators; this makes one that is never run an
+error. ``@primitive`` wraps each such method's generator with a token that lives as long as it
+does: where the generator dies before it started (``self.send(...)`` without ``yield from``),
+the token notes its name in the algorithm's ``_forgotten`` list, and the algorithm raises a
+clear error at its next primitive or at the end of the run.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Generator
+
+
+class _Started:
+    """Lives as long as a primitive's generator; reports it where it dies never started."""
+
+    __slots__ = ("started", "name", "forgotten")
+
+    def __init__(self, name: str, forgotten: list):
+        self.started, self.name, self.forgotten = False, name, forgotten
+
+    def __del__(self):
+        if not self.started:
+            self.forgotten.append(self.name)
+
+
+def _tracked(token: _Started, generator: Generator) -> Generator:
+    token.started = True
+    return (yield from generator)
+
+
+def primitive(method):
+    """A primitive that takes simulated time: its generator, tracked so that one never run
+    is reported (``_Started``)."""
+
+    @functools.wraps(method)
+    def call(self, *args, **kwargs):
+        if self._forgotten:
+            self._report_forgotten()
+        return _tracked(_Started(method.__name__, self._forgotten),
+                        method(self, *args, **kwargs))
+
+    return call
+
+
+def defuse(event) -> None:
+    """A failed event that nobody waits for is not an error of the run (a cancelled process)."""
+    if not event.ok:
+        event.defused = True
