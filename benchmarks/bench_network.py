@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 import simpy
 
+from netfl.network.helper import build_network
 from netfl.network.transfer import Network
 from netfl.scenario.sections import EdgeWorld, Links
 from netfl.sim.clock import RandomStreams
@@ -98,7 +99,7 @@ def run_netfl(work: Workload, transport: str) -> tuple[float, Network]:
              "backhaul": {"rate": BACKHAUL_RATE, "delay": BACKHAUL_DELAY},
              "core": {"rate": CORE_RATE, "delay": CORE_DELAY},
              **work.links, "transport": {"kind": transport}}
-    network = Network(env, world, Links(**links), streams, trace)
+    network = build_network(env, world, Links(**links), streams, trace)
 
     def job(start, src, dst, nbytes):
         yield env.timeout(start)

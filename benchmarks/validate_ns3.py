@@ -75,7 +75,7 @@ def run_netfl(case: Case, transport: str = "tcp") -> dict:
     import networkx as nx
     import simpy
 
-    from netfl.network.transfer import Network
+    from netfl.network.helper import build_network
     from netfl.scenario.sections import Links
     from netfl.sim.clock import RandomStreams
     from netfl.sim.trace import TraceBus
@@ -100,9 +100,10 @@ def run_netfl(case: Case, transport: str = "tcp") -> dict:
     world = World(graph, clients, servers, cloud, client_edge)
     links = {"transport": {"kind": transport}}
     env, trace = simpy.Environment(), TraceBus()
-    network = Network(env, world, Links(**links), RandomStreams(0), trace)
+    spec = Links(**links)
+    network = build_network(env, world, spec, RandomStreams(0), trace)
     if case.medium == "wifi-80211p":  # one 802.11p cell, as the iov world makes it
-        _make_cell(network, case)
+        _make_cell(network, case, spec)
     elif case.medium == "lte":
         _make_lte_cell(network, case)
 
@@ -124,14 +125,14 @@ def run_netfl(case: Case, transport: str = "tcp") -> dict:
     return {"starts": starts, "ends": ends}
 
 
-def _make_cell(network, case: Case) -> None:
+def _make_cell(network, case: Case, spec) -> None:
     """Put every access link of ``case`` into one 802.11p cell (DCF defaults), each vehicle
-    at its link's PHY rate up and the RSU's rate down."""
+    at its link's PHY rate up and the RSU's rate down; frames filled as ``spec.transport``'s."""
     from netfl.network.access import framing_of
     from netfl.network.cell import DcfParameters, Dot11Cell
     from netfl.network.link import Link
 
-    cell = Dot11Cell(network.fabric, "rsu", framing_of(network.spec.transport), DcfParameters())
+    cell = Dot11Cell(network.fabric, "rsu", framing_of(spec.transport), DcfParameters())
     for link in case.links:
         old = network.link(link.a, link.b)
         network.add_link(Link(link.a, link.b, "access", 0.0,
