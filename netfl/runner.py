@@ -65,7 +65,7 @@ def check_scenario(scenario: Scenario, data: bool = False) -> Checked:
     import simpy
 
     from netfl.compute.fleet import Fleet
-    from netfl.network.transfer import Network
+    from netfl.network.helper import build_network
     from netfl.scenario.loader import locate
     from netfl.sim.clock import RandomStreams
     from netfl.sim.trace import TraceBus
@@ -76,7 +76,7 @@ def check_scenario(scenario: Scenario, data: bool = False) -> Checked:
         _check_clients_fit(scenario)
         env, streams, trace = simpy.Environment(), RandomStreams(scenario.seed), TraceBus()
         world = build_world(scenario.world, streams.get("world"))
-        network = Network(env, world, scenario.links, streams, trace)
+        network = build_network(env, world, scenario.links, streams, trace)
         Fleet(env, world, scenario.devices, streams, trace, network)
     except ScenarioError as error:
         raise locate(error, scenario) from None

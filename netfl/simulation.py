@@ -167,7 +167,8 @@ class Simulation:
         self._check_memory()
         context = Context(self.env, self.world, self.network, self.fleet, self.trainer,
                           self.streams, self.trace, scenario.stop)
-        self.algorithm = algorithm_class(scenario.algorithm.kind)(context, scenario.algorithm)
+        self.algorithm = algorithm_class(scenario.algorithm.kind).for_world(self.world)(
+            context, scenario.algorithm)
         self.host_times.time_methods(self.algorithm, ALGORITHM_COMPRESSION_METHODS,
                                      "compression_s")
         self.host_times.time_methods(getattr(self.algorithm, "compressor", None),
@@ -190,7 +191,7 @@ class Simulation:
         self.world.start(self.env, self.streams)
         self.network.start()
         self.fleet.start()
-        process = self.env.process(self.algorithm.run())
+        process = self.algorithm.start()
         limit = self.scenario.stop.max_sim_time
         until = process if limit is None else self.env.any_of([process, self.env.timeout(limit)])
         with collector_for_a_run():
@@ -298,6 +299,10 @@ class Simulation:
             "wire_bytes_total": rec.wire_bytes_total,
             "transfers_delivered": rec.transfers_delivered,
             "transfers_failed": rec.transfers_failed,
+            "transfers_cancelled": rec.transfers_cancelled,
+            "bytes_cancelled": rec.bytes_cancelled,
+            "trainings_cancelled": rec.trainings_cancelled,
+            "compute_cancelled_s": rec.compute_cancelled_s,
             "transfer_attempts_failed": rec.transfer_attempts_failed,
             "retransmissions": rec.retransmissions,
             "dropouts": rec.dropouts,

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import simpy
 
-from netfl.network.transfer import Network
+from netfl.network.helper import build_network
 from netfl.scenario.sections import EdgeWorld, Links
 from netfl.sim.clock import RandomStreams
 from netfl.sim.trace import TraceBus
@@ -74,7 +74,7 @@ class NetBench:
         streams = RandomStreams(seed)
         self.world = build_edge_world(EdgeWorld(kind="edge", **world_spec), streams.get("world"))
         links = {"transport": {"kind": "fluid"}, **(links or {})}
-        self.network = Network(self.env, self.world, Links(**links), streams, self.trace)
+        self.network = build_network(self.env, self.world, Links(**links), streams, self.trace)
 
     def send_at(self, start_s: float, src: str, dst: str, nbytes: float, out: dict, key):
         """Start a transfer at ``start_s``; store its end time (or the exception) in out[key]."""

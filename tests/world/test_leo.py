@@ -21,7 +21,7 @@ from netfl.network.radio import (
     free_space_path_loss_db,
     link_budget_rate_bps,
 )
-from netfl.network.transfer import Network
+from netfl.network.helper import build_network
 from netfl.runner import run_scenario
 from netfl.scenario.leo import LeoWorld
 from netfl.scenario.sections import Links
@@ -491,8 +491,8 @@ class LeoBench:
         self.records = []
         self.trace.subscribe(self.records.append)
         # fluid: the closed forms below are serialization plus the slant range over c
-        self.network = Network(self.env, self.world, Links(transport={"kind": "fluid"}),
-                               RandomStreams(0), self.trace)
+        self.network = build_network(self.env, self.world, Links(transport={"kind": "fluid"}),
+                                     RandomStreams(0), self.trace)
         self.world.start(self.env, None)
         self.network.start()
 
