@@ -37,7 +37,8 @@ BENCHMARKS = {
         "Network throughput against raw SimPy",
         "Transfers per second through netfl's network (tcp and fluid transports) on three "
         "workloads, against raw SimPy resource-based transfers in the same process. "
-        "Headline: the smallest tcp ratio raw / netfl (above 1: netfl is slower)."),
+        "A ratio is netfl's transfers per second over raw SimPy's (below 1: netfl is slower, "
+        "since it routes, shares and runs TCP); the headline is the smallest tcp ratio."),
     "bench_grouping": (
         "Group formation (Group-FEL Fig. 5)",
         "Seconds to form groups with RG, CDG, KLDG and CoV-Grouping, and the groups' average "
@@ -183,13 +184,15 @@ def render(results: Path = RESULTS) -> str:
                   + " on " + "; ".join(machines) + ".", ""]
     lines += ["Performance is measured as ratios against a baseline run in the same process "
               "(raw SimPy, a plain PyTorch loop, a peer tool) or against a floor (plain torch or "
-              "plain SimPy doing only the unavoidable work), so a number says what netfl's "
-              "modelling costs, not how fast one machine is. Each script prints its table and a "
-              "last line with its headline; `--json PATH` writes them for this page. "
+              "plain SimPy doing only the unavoidable work), so a ratio says what netfl's "
+              "modelling costs more than how fast one machine is. Each script prints its table "
+              "and a last line with its headline; `--json PATH` writes them for this page, with "
+              "the machine, the date and the commit (`+changes`: the work tree had uncommitted "
+              "changes). "
               "`python benchmarks/report.py --run` reruns the cheap ones ("
               + ", ".join(f"`{n}`" for n in CHEAP) + ") and renders this page; the others "
               "take minutes to hours on two cores and are run by hand:", ""]
-    lines += [f"* `python benchmarks/{name}.py`: {title.lower()}." for name, (title, _) in
+    lines += [f"* `python benchmarks/{name}.py`: {title}." for name, (title, _) in
               BENCHMARKS.items()]
     lines.append("")
     for name in order:
@@ -202,8 +205,8 @@ def render(results: Path = RESULTS) -> str:
 
 def run_cheap(results: Path = RESULTS) -> None:
     for name, args in CHEAP.items():
-        command = [sys.executable, str(HERE / f"{name}.py"), *args,
-                   "--json", str(results / f"{name}.json")]
+        command = [sys.executable, f"benchmarks/{name}.py", *args,
+                   "--json", str(results.relative_to(ROOT) / f"{name}.json")]
         print("+", " ".join(command[1:]), flush=True)
         subprocess.run(command, cwd=ROOT, check=True)
 
