@@ -1,5 +1,6 @@
-"""Cyclic HFL (Algorithm 1 of "Convergence of Cyclic Hierarchical Federated Learning", the seed
-002_176e1f7b26954d78.txt), and cyclic FL (Cho et al. 2023) as its R = 1, fixed-ring case.
+"""Cyclic HFL (Algorithm 1 of "On the Convergence of Cyclic Hierarchical Federated Learning with
+Heterogeneous Data", an anonymous submission under review), and cyclic FL (Cho et al. 2023) as
+its R = 1, fixed-ring case.
 
     initialize x_0
     for each global round t = 0 .. T-1:

@@ -1,5 +1,6 @@
 """Group sampling and global aggregation weights of Group-FEL (Section 5 and eqs. 4, 38, 39 of
-../shared/seeds/001_69adb4b28a588ef3.txt); pure functions.
+Liu et al., "Group Formation and Sampling in Group-Based Hierarchical Federated Learning", IEEE
+Transactions on Cloud Computing, 2024); pure functions.
 
 Probabilities are kept as logarithms: ESRCoV's w(x) = e^{x^2} of x = 1/CoV overflows a float
 for CoV below about 0.04, and 1/p_g of eq. (4) does the same for the groups it starves.

@@ -1,4 +1,5 @@
-"""Group formation for group-based HFL (Group-FEL, ../shared/seeds/001_69adb4b28a588ef3.txt):
+"""Group formation for group-based HFL (Group-FEL: Liu et al., "Group Formation and Sampling in
+Group-Based Hierarchical Federated Learning", IEEE Transactions on Cloud Computing, 2024):
 pure functions on a client-by-label count matrix ``counts`` (clients x labels, the paper's L).
 
 Every function returns groups as lists of row indices into ``counts``; together they cover each

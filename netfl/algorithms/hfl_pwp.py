@@ -1,5 +1,6 @@
-"""HFL with partial worker participation and three-sided learning rates (Algorithm 1 of "HFL with
-Partial Worker Participation", seed 003_cfdbc12ad5426ebd.txt), and HierMo in its setting.
+"""HFL with partial worker participation and three-sided learning rates (Algorithm 1 of Jiang and
+Zhu, "On the Convergence of Hierarchical Federated Learning with Partial Worker Participation",
+UAI 2024), and HierMo in its setting.
 
     for t = 0 .. T-1:
         for each cluster i in parallel:                      (receives x^t from the master)
