@@ -187,7 +187,7 @@ def test_compressed_uploads_are_counted_both_ways(tiny):
     assert s["bytes_uncompressed_by_tag"]["client->edge"] == 2 * 6 * 4 * params
 
 
-# --------------------------------------------------- the next-ES rule in full runs (issue 16)
+# --------------------------------------------------- the next-ES rule in full runs
 
 
 def paper_rule(candidates, visits, data):

@@ -344,7 +344,7 @@ def test_without_a_route_to_the_ground_the_model_stays_on_the_set_satellite(tiny
 
 def test_a_large_model_is_handed_over_before_the_serving_satellite_sets(tiny):
     # a 10 MB model and slow users: an exchange takes over a minute, so a check at the start
-    # of each round only found the holder already set (issue 26: 3 of 4 hand-overs late; here
+    # of each round only found the holder already set (3 of 4 hand-overs were late; here
     # all 4 that had a satellite to go to, 1.5-18 s after the set)
     scenario = leo_fed_chs(tiny, hours=1.0)
     scenario["model"]["params"] = 2_500_000

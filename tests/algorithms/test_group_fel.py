@@ -203,7 +203,7 @@ def test_scaffold_corrections_stay_fixed_within_a_global_round(tiny):
     # SCAFFOLD's local work uses one c - c_i throughout; c changes only at the cloud, once per
     # global round, so c_i must too. Refreshing c_i after every group round while c stayed
     # fixed made each group descend along a stale c for K rounds: paper-group-scaffold
-    # diverged at round 11 (issue 17).
+    # diverged at round 11.
     sim = Simulation(load_scenario(group_scenario(
         tiny, kind="group-scaffold", rounds=3, group_rounds=3, groups_per_round=4,
         grouping={"kind": "random", "group_size": 3})))
@@ -287,7 +287,7 @@ def test_group_fel_learns_digits_for_real(tiny, tmp_path):
 
 @pytest.mark.parametrize("compression", [None, {"kind": "qsgd", "levels": 4, "bucket_size": 64}])
 def test_groups_trained_together_give_what_each_group_round_alone_gives(tiny, compression):
-    # The sampled groups' rounds train in one call per wave (issue 17). Each group's next round
+    # The sampled groups' rounds train in one call per wave. Each group's next round
     # must start from its own x_g after its previous round, however the groups' rounds
     # interleave in simulated time (device jitter 3 makes one group's second round end
     # before another's first: with less, no round here overtook another and the test could
@@ -314,7 +314,7 @@ def test_groups_trained_together_give_what_each_group_round_alone_gives(tiny, co
     assert runs[0].equals(runs[1])
 
 
-# ---------------------------------------------------------- the code before issue 17's batching
+# ---------------------------------------------------------- the code before the batching
 
 
 def _old_train_groups(self, groups, x, t):

@@ -126,7 +126,7 @@ def test_per_edge_gives_each_edge_its_own_scheme():
 
 
 def test_clients_left_without_a_sample_are_an_error_with_their_count(tiny):
-    """Zero-sample clients downloaded, trained on nothing and uploaded (issue 18)."""
+    """Zero-sample clients downloaded, trained on nothing and uploaded."""
     import netfl
     from netfl.simulation import Simulation
 
@@ -138,7 +138,7 @@ def test_clients_left_without_a_sample_are_an_error_with_their_count(tiny):
 
 
 def test_a_partition_file_gives_each_client_its_samples(tiny, tmp_path):
-    """Another tool's exact partition, as JSON or CSV (issue 19, item 5)."""
+    """Another tool's exact partition, as JSON or CSV."""
     import json
 
     import netfl

@@ -1,4 +1,4 @@
-"""HopEnd records: each hop of each transfer, for the timeline (issue 21)."""
+"""HopEnd records: each hop of each transfer, for the timeline."""
 
 import pytest
 

@@ -1,5 +1,5 @@
 """On a shared medium a vehicle whose SNR is below the lowest rate is out of coverage, whatever
-the coverage radius says (netfl/network/access.py, issue 25)."""
+the coverage radius says (netfl/network/access.py)."""
 
 from __future__ import annotations
 

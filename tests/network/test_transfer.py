@@ -207,7 +207,7 @@ def test_the_transfer_process_returns_its_end_record(netbench):
 
 def test_routes_to_and_from_a_hub_come_from_one_tree(netbench, monkeypatch):
     """Every edge server routed to the cloud by its own search cost O(M^2): a random topology
-    of 20,000 edge servers never finished a round (issue 18). The paths are the searches'."""
+    of 20,000 edge servers never finished a round. The paths are the searches'."""
     import networkx as nx
 
     bench = netbench({"clients": 40, "edge_servers": 40,

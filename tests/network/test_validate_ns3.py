@@ -1,6 +1,6 @@
 """The ns-3 cross-validation harness (benchmarks/validate_ns3.py), netfl side only: it runs
 against the committed ns-3 reference, so ns-3 need not be installed. CI checks netfl's default
-(tcp) transport against it: the median goal of issue 24, and the 10% goal on every case but the
+(tcp) transport against it: a median error of at most 3%, and the 10% goal on every case but the
 three whose ns-3 time is set by queue drops and retransmission time-outs (not modelled:
 docs/models/network.md), which stay within 20%."""
 
@@ -86,7 +86,7 @@ def test_tcp_meets_the_goal_against_the_committed_reference(harness, capsys):
 
 
 def test_the_old_store_and_forward_model_fails_the_goal(harness):
-    # the check above can fail: the model before issue 24 is still there to prove it
+    # the check above can fail: the earlier model is still there to prove it
     rows = harness.main(["--reference", "--transport", "store-and-forward"])
     assert len(harness.outside_goal(rows)) > 10
 
@@ -110,7 +110,7 @@ def test_the_80211p_cell_meets_the_radio_goal_against_the_committed_reference(ha
 
 
 def test_a_dedicated_channel_per_vehicle_fails_the_radio_goal(harness):
-    # the model before issue 25 (every vehicle at the full PHY rate): the check above can fail
+    # the earlier model (every vehicle at the full PHY rate): the check above can fail
     case = next(c for c in harness.cases() if c.name == "cell-15x800KB")
     plain = harness.Case(**{**case.__dict__, "medium": "p2p"})
     ns3 = harness.load_reference()["cases"][case.name]

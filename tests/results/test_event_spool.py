@@ -1,4 +1,4 @@
-"""A traced run's events spooled to disk as it goes (issue 21): the same table as in memory."""
+"""A traced run's events spooled to disk as it goes: the same table as in memory."""
 
 from __future__ import annotations
 

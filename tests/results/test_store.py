@@ -52,7 +52,7 @@ def test_a_name_taken_at_the_last_moment_moves_on_to_the_next(tmp_path):
     assert json.loads((final / "summary.json").read_text()) == {"mine": True}
 
 
-# ---------------------------------------------------------------- careless use (issue 18)
+# ---------------------------------------------------------------- careless use
 
 
 @pytest.mark.parametrize("run_id", ["../../../x", "a/b", "/tmp/x", "..", ".hidden", "",

@@ -68,7 +68,7 @@ def test_the_summary_splits_the_host_time_into_parts(tmp_path):
 
 def test_a_cgroup_limit_caps_the_memory_a_run_may_plan_on(tmp_path):
     """Containers and batch jobs limit memory below the host's: the checks made before a run
-    allocates must see the limit (the review of issue 18)."""
+    allocates must see the limit."""
     from netfl.sim.cores import _cgroup_headroom_bytes
 
     assert _cgroup_headroom_bytes(str(tmp_path)) is None  # no cgroup files: no limit

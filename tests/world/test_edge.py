@@ -35,7 +35,7 @@ def test_file_assignment(tmp_path):
 @pytest.mark.parametrize("attribute, value", [("delay", float("nan")), ("rate", float("inf")),
                                               ("rate", "1e400 Gbps")])
 def test_a_graphml_edge_with_a_nonfinite_number_is_named(tmp_path, attribute, value):
-    """A NaN delay in a GraphML file simulated rounds at time NaN (issue 18)."""
+    """A NaN delay in a GraphML file simulated rounds at time NaN."""
     g = nx.Graph()
     g.add_edge("0", "1", **{attribute: value})
     path = tmp_path / "g.graphml"

@@ -516,7 +516,7 @@ class LeoBench:
         return self.env.process(proc())
 
 
-# the budget before issue 26: Shannon, the same both ways
+# the earlier budget: Shannon, the same both ways
 OLD_DIRECTION = {"frequency": "12 GHz", "bandwidth": "20 MHz", "eirp": "40 dBm", "g_over_t": 10}
 OLD_BUDGET = {"kind": "link-budget", "rates": "shannon", "uplink": OLD_DIRECTION,
               "downlink": OLD_DIRECTION}
@@ -809,7 +809,7 @@ def test_association_elevations_agree_with_skyfield(world):
 
 @pytest.mark.parametrize("policy", ["longest-remaining", "earliest-risen"])
 def test_a_users_serving_satellite_is_told_when_it_is_seen_to_change(policy):
-    # what the timeline's "served by" slices are made of (issue 21): one call per change,
+    # what the timeline's "served by" slices are made of: one call per change,
     # the same satellite edge_of answers, never a repeat
     world = build_leo_world(world_spec(association={"policy": policy}),
                             np.random.default_rng(0))

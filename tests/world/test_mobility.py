@@ -106,7 +106,7 @@ def test_fcd_parser_names_the_file_and_the_problem(tmp_path):
     ('x="0" y="0" speed="1e400"', "speed='1e400'"),
 ])
 def test_fcd_numbers_outside_any_road_are_refused(tmp_path, attributes, words):
-    """NaN or 1e300 coordinates became NaN positions, later blamed on RSU coverage (issue 18)."""
+    """NaN or 1e300 coordinates became NaN positions, later blamed on RSU coverage."""
     bad = tmp_path / "bad.xml"
     bad.write_text(f'<fcd-export><timestep time="3"><vehicle id="v7" {attributes}/>'
                    '</timestep></fcd-export>')
@@ -115,7 +115,7 @@ def test_fcd_numbers_outside_any_road_are_refused(tmp_path, attributes, words):
 
 
 def test_fcd_steps_out_of_time_order_are_an_error_not_dropped(tmp_path):
-    """A step earlier than the one before it was silently dropped (issue 18)."""
+    """A step earlier than the one before it was silently dropped."""
     bad = tmp_path / "bad.xml"
     bad.write_text('<fcd-export><timestep time="0"><vehicle id="a" x="0" y="0" speed="1"/>'
                    '</timestep><timestep time="2"><vehicle id="a" x="2" y="0" speed="1"/>'

@@ -458,7 +458,7 @@ def test_a_line_that_fails_its_checksum_is_named(tle_lines):
 ])
 def test_elements_that_are_no_orbit_are_refused(tle_lines, columns, value, what):
     """A near-zero mean motion or an inclination of 999 deg gave 49k meaningless windows
-    (issue 18); both parse, so they are checked for physics."""
+    both parse, so they are checked for physics."""
     a, b = columns
     line2 = with_checksum(tle_lines[2][:a] + value + tle_lines[2][b:])
     text = "\n".join([tle_lines[0], tle_lines[1], line2])
