@@ -5,7 +5,7 @@ Baseline: the same elevation test written pair by pair in numpy (every satellite
 site at every step, no candidate filter, no matrix products), timed on a slice of the day and
 scaled up; it is what a straightforward implementation costs.
 
-    python benchmarks/bench_contact_plan.py [--hours 24] [--users 100]
+    python benchmarks/bench_contact_plan.py [--hours 24] [--users 100] [--json PATH]
 
 Prints pairs (satellite x site x step) per second for both, and the ratio; the last line is
 ``contact_plan_s: X`` (the plan's host seconds, no cache).

@@ -12,7 +12,7 @@ faster than its floor (its own host time is in its summary.json, ``host_time_s_b
   199,210 parameters padded to buckets of 512), of ``fedchs/paper-fedavg-qsgd.yaml``'s 400,000
   (4,000 rounds x 100 clients): a serial stream, the same values only in its own order.
 
-    python benchmarks/bench_floors.py [--repeats 300]
+    python benchmarks/bench_floors.py [--repeats 300] [--json PATH]
 
 The last line is ``floors: fed_chs_training_s X, qsgd_draws_s Y``.
 """

@@ -5,7 +5,7 @@ each; RG, CDG, KLDG and CoV-Grouping (MinGS 5, MaxCoV 0.5) group them. Each cell
 ``--repeats`` runs; the average group CoV is printed beside it (lower is more balanced). RG is the
 baseline every ratio is taken against: the paper has RG near zero cost and CoVG cheaper than KLDG.
 
-    python benchmarks/bench_grouping.py [--clients 100 200 500 1000] [--repeats 3]
+    python benchmarks/bench_grouping.py [--clients 100 200 500 1000] [--repeats 3] [--json PATH]
 
 Last line: ``covg_vs_kldg: X``, KLDG's time over CoVG's at the largest client count (above 1
 means CoV-Grouping is the faster of the two, as the paper's Fig. 5 reports).

@@ -9,7 +9,7 @@ K = 5 exchanges of a 100k-parameter model per round with every vehicle in range,
 simulated hour. Baseline: raw SimPy processing the same number of events as bare timeouts
 (the ceiling of any SimPy model).
 
-    python benchmarks/bench_iov.py [--minutes 60] [--clients 1000] [--medium 802.11p]
+    python benchmarks/bench_iov.py [--minutes 60] [--clients 1000] [--medium 802.11p] [--json PATH]
 
 Prints the world's build time, the run's events per second and its ratio to raw SimPy; the last
 line is ``host_s_per_sim_hour: X`` (world build plus run, per simulated hour; the data set's

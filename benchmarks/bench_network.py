@@ -12,7 +12,7 @@ a Resource for size / rate seconds per hop.
   its edge server;
 * ``many-flows``: 100 clients in one shared radio cell, uploading in bursts of 100 at once.
 
-    python benchmarks/bench_network.py [--transfers 20000]
+    python benchmarks/bench_network.py [--transfers 20000] [--json PATH]
 
 Prints transfers/s per workload for the ``tcp`` and ``fluid`` transports and raw SimPy, the
 fabric's solver passes per transfer and flow classes solved per pass, and last

@@ -9,7 +9,7 @@ fresh process, on the same data and partition (netfl's, written once to a .npz).
     pip install -e '.[peers]'          # flwr[simulation]==1.40.0, pfl==0.6.0
     python benchmarks/bench_peers.py [--rounds-w1 40] [--rounds-w2 12] [--repeats 2]
                                      [--tools netfl,loop,pfl,flower] [--threads 2]
-                                     [--peers-python PATH] [--plot peers.png]
+                                     [--peers-python PATH] [--plot peers.png] [--json PATH]
 
 Flower pins older typer and rich than netfl's own; ``--peers-python`` runs pfl and Flower with
 another environment's interpreter (one with numpy, torch and the peer) and keeps netfl's clean.

@@ -6,7 +6,7 @@ size over either is reported as such, and larger sizes of that algorithm are ski
 
     python benchmarks/bench_scale.py [--sizes 1000,10000,100000,1000000] [--rounds 10]
                                      [--limit-s 600] [--limit-gb 8]
-                                     [--algorithms hier-fedavg,fed-chs]
+                                     [--algorithms hier-fedavg,fed-chs] [--json PATH]
 
 The world: ``clients`` clients under clients / 100 edge servers (at least 2; a ring of them for
 Fed-CHS), 10 Mbit/s access,

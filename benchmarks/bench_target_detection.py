@@ -18,7 +18,7 @@ All simulate the same rounds (evaluation costs no simulated time), so the host-t
 are the cost of exact detection. Run it on an otherwise idle machine:
 
     python benchmarks/bench_target_detection.py [--scenario FILE] [--rounds 20] [--target 0.75]
-        [--repeats 2]
+        [--repeats 2] [--json PATH]
 
 Last line: ``screened_vs_eval_every: X`` (host-time ratio; 1.0 means free).
 """

@@ -16,7 +16,7 @@ speed does not depend on pixel values).
   hand loop (one model reused, each client's start loaded into it, SGD by hand, torch's
   threads) doing the same.
 
-    python benchmarks/bench_trainer.py [--repeats 3]
+    python benchmarks/bench_trainer.py [--repeats 3] [--json PATH]
 
 Last line: ``speedup_vs_loop: X``, the smallest netfl/loop ratio over models and modes (the
 round's against the careful loop).
