@@ -15,7 +15,6 @@ from typing import Any
 
 import pandas as pd
 
-from netfl.errors import ScenarioError
 from netfl.scenario import Scenario, dump_scenario, load_scenario
 from netfl.simulation import Simulation
 
@@ -58,29 +57,8 @@ def check_scenario(scenario: Scenario, data: bool = False) -> Checked:
         ScenarioError: a problem found while building, pointed at the scenario's file and line.
         DatasetNotFound, CorruptDataFile: with ``data``, data that cannot be loaded.
     """
-    if data:
-        simulation = Simulation(scenario, with_model=False)
-        return Checked(simulation.world, simulation.dataset, simulation.partition)
-    # the stages Simulation builds before its data, as it builds them
-    import simpy
-
-    from netfl.compute.fleet import Fleet
-    from netfl.network.helper import build_network
-    from netfl.scenario.loader import locate
-    from netfl.sim.clock import RandomStreams
-    from netfl.sim.trace import TraceBus
-    from netfl.simulation import _check_clients_fit
-    from netfl.world import build_world
-
-    try:
-        _check_clients_fit(scenario)
-        env, streams, trace = simpy.Environment(), RandomStreams(scenario.seed), TraceBus()
-        world = build_world(scenario.world, streams.get("world"))
-        network = build_network(env, world, scenario.links, streams, trace)
-        Fleet(env, world, scenario.devices, streams, trace, network)
-    except ScenarioError as error:
-        raise locate(error, scenario) from None
-    return Checked(world)
+    simulation = Simulation(scenario, with_model=False, with_data=data)
+    return Checked(simulation.world, simulation.dataset, simulation.partition)
 
 
 def run_scenario(

@@ -121,20 +121,25 @@ class Simulation:
     """One scenario, built and ready to run once.
 
     With ``with_model=False`` every stage but the model, trainer and algorithm is built: a cheap
-    check that the world, files, devices and partition are sound (what ``netfl validate`` does).
+    check that the world, files, devices and partition are sound (``netfl validate --data``);
+    with ``with_data=False`` as well, no data is read either (``dataset`` and ``partition`` are
+    None: ``netfl validate``).
     """
 
     def __init__(self, scenario: Scenario, with_model: bool = True,
-                 events_dir: Path | None = None):
+                 events_dir: Path | None = None, with_data: bool = True):
         """``events_dir``: where a run that keeps its events spools them as it goes (a folder
         of its own inside the output folder; in memory when None)."""
+        if with_model and not with_data:
+            raise ValueError("a Simulation with a model needs its data (with_data=True)")
         self._events = None
         try:
-            self._build(scenario, with_model, events_dir)
+            self._build(scenario, with_model, events_dir, with_data)
         except ScenarioError as error:  # found while building: point at the file and line
             raise locate(error, scenario) from None
 
-    def _build(self, scenario: Scenario, with_model: bool, events_dir: Path | None) -> None:
+    def _build(self, scenario: Scenario, with_model: bool, events_dir: Path | None,
+               with_data: bool = True) -> None:
         began = time.perf_counter()
         _check_clients_fit(scenario)
         self.host_times = HostTimes()
@@ -150,6 +155,11 @@ class Simulation:
                                      self.trace)
         self.fleet = Fleet(self.env, self.world, scenario.devices, self.streams, self.trace,
                            self.network)
+        self.stop_reason: str | None = None
+        self.host_time_s = 0.0
+        if not with_data:
+            self.dataset = self.partition = None
+            return
         index = {client: i for i, client in enumerate(self.world.clients)}
         groups = [[index[c] for c in self.world.clients_of(es)] for es in self.world.edge_servers]
         if self.world.mobile:  # vehicles carry their data everywhere: one population
@@ -157,8 +167,6 @@ class Simulation:
         self.dataset, self.partition = build_data(
             scenario.data, groups, self.streams,
             features=with_model and not isinstance(scenario.model, FakeModel))
-        self.stop_reason: str | None = None
-        self.host_time_s = 0.0
         if not with_model:
             return
         self.trainer = build_trainer(scenario.model, self.dataset, self.partition, self.streams)

@@ -108,7 +108,7 @@ def test_results_are_the_same_bits_for_any_chunking_worker_and_thread_count(
 
 @pytest.mark.parametrize("model_fn", [deep_mlp, linear])
 def test_evaluation_is_the_same_bits_for_any_worker_count(digits, model_fn, monkeypatch):  # noqa: F811
-    monkeypatch.setattr("netfl.learn.trainer.EVAL_BATCH", 50)  # several batches
+    monkeypatch.setattr("netfl.learn.evaluation.EVAL_BATCH", 50)  # several batches
     results = set()
     for workers in (1, 2, 3):
         trainer = make(digits, model_fn)
