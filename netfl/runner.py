@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from netfl.scenario import Scenario, dump_scenario, load_scenario
+from netfl.sim.host_time import total_of
 from netfl.simulation import Simulation
 
 _SPOOLS = itertools.count()  # event spools of this process (runs of a sweep's threads)
@@ -106,6 +107,13 @@ def _drop_spool(spool: Path | None) -> None:
         shutil.rmtree(spool, ignore_errors=True)
 
 
+def _count_writing(summary: dict, began: float) -> None:
+    """Host time since ``began`` is the writing part; ``host_time_s`` stays the parts' sum."""
+    parts = summary["host_time_s_by_part"]
+    parts["writing_s"] = round(time.perf_counter() - began, 6)
+    summary["host_time_s"] = total_of(parts)
+
+
 def _run_and_write(scenario: Scenario, write: bool, parent: Path, created: list, run_id,
                    on_start, tidy: bool, spool: Path | None) -> RunResult:
     """``run_scenario``'s run and writing (its events spooled in ``spool`` where given)."""
@@ -127,14 +135,13 @@ def _run_and_write(scenario: Scenario, write: bool, parent: Path, created: list,
         _drop_spool(spool)
         remove_if_empty(created)
         raise
+    writing_began = time.perf_counter()  # the summary and tables count as writing
     summary, metrics, events = simulation.summary(), simulation.metrics(), simulation.events()
+    _count_writing(summary, writing_began)
     path = None
     if write:
-        writing_began = time.perf_counter()
-
         def on_summary(summary: dict) -> None:  # the files before summary.json are written
-            summary["host_time_s_by_part"]["writing_s"] = round(
-                time.perf_counter() - writing_began, 6)
+            _count_writing(summary, writing_began)
 
         plot = None
         if scenario.output.plots and len(metrics):

@@ -164,9 +164,10 @@ class Simulation:
         groups = [[index[c] for c in self.world.clients_of(es)] for es in self.world.edge_servers]
         if self.world.mobile:  # vehicles carry their data everywhere: one population
             groups = [list(range(len(self.world.clients)))]
-        self.dataset, self.partition = build_data(
-            scenario.data, groups, self.streams,
-            features=with_model and not isinstance(scenario.model, FakeModel))
+        with self.host_times.timing("data_s"):
+            self.dataset, self.partition = build_data(
+                scenario.data, groups, self.streams,
+                features=with_model and not isinstance(scenario.model, FakeModel))
         if not with_model:
             return
         self.trainer = build_trainer(scenario.model, self.dataset, self.partition, self.streams)
@@ -181,7 +182,8 @@ class Simulation:
                                      "compression_s")
         self.host_times.time_methods(getattr(self.algorithm, "compressor", None),
                                      COMPRESSOR_METHODS, "compression_s")
-        self.host_times.parts["setup_s"] = time.perf_counter() - began
+        self.host_times.parts["setup_s"] = (time.perf_counter() - began
+                                            - self.host_times.parts["data_s"])
 
     def _check_memory(self) -> None:
         """A client must hold the model, its gradients and an update buffer."""
@@ -331,7 +333,7 @@ class Simulation:
             "flops_per_sample": self.trainer.flops_per_sample,
             "clients": len(self.world.clients),
             "edge_servers": len(self.world.edge_servers),
-            "host_time_s": self.host_time_s,
+            "host_time_s": self.host_times.total_s(),
             "host_time_s_by_part": self.host_times.as_dict(),
             "diverged_round": self.algorithm.diverged_round,
             "netfl_version": _version(),

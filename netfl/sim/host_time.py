@@ -1,22 +1,28 @@
 """Where a run's host time goes (``summary.json``'s ``host_time_s_by_part``).
 
-Parts, in seconds of host (wall-clock) time:
+``summary.json``'s ``host_time_s`` is the sum of these parts (each rounded to the microsecond
+first, so the identity holds exactly up to float rounding). Parts, in seconds of host
+(wall-clock) time:
 
-* ``setup_s``: building the world, network, data, model and algorithm;
+* ``setup_s``: building the world, network, devices, model, trainer and algorithm;
+* ``data_s``: loading the data set and partitioning it over the clients;
 * ``training_s``: inside the trainer's local training and gradients (the model's FLOPs);
 * ``evaluation_s``: inside the trainer's evaluations;
 * ``compression_s``: inside the algorithm's compressor (QSGD's or int8's quantization of what
   is sent upwards) and its ``compressed_towards`` (the update's difference and sum);
 * ``event_loop_s``: the rest of the run: SimPy's event loop, the network model, the algorithm's
   own code (aggregation included) and the recorder;
-* ``writing_s``: the results directory, up to ``summary.json`` itself (tables, plots, files).
+* ``writing_s``: from the end of the run up to ``summary.json`` itself: the summary, metrics and
+  events tables, and the results directory (tables, plots, the timeline, files).
 
-Only the outermost of nested timed calls counts (a trainer's gradients may call its own local
-training).
+What lies between the parts (a few calls: starting the progress bar, the imports of the writing
+code) is in none of them. Only the outermost of nested timed calls counts (a trainer's gradients
+may call its own local training).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import time
 
@@ -30,11 +36,20 @@ class HostTimes:
     """Accumulated host seconds per part (see the module docstring)."""
 
     def __init__(self):
-        self.parts: dict[str, float] = {"setup_s": 0.0, "training_s": 0.0,
+        self.parts: dict[str, float] = {"setup_s": 0.0, "data_s": 0.0, "training_s": 0.0,
                                         "evaluation_s": 0.0, "compression_s": 0.0,
                                         "event_loop_s": 0.0,
                                         "writing_s": 0.0}
         self._depth = 0
+
+    @contextlib.contextmanager
+    def timing(self, part: str):
+        """The ``with`` block's host seconds are added to ``part``."""
+        began = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.parts[part] += time.perf_counter() - began
 
     def time_methods(self, obj, names: tuple[str, ...], part: str) -> None:
         """Wrap ``obj``'s methods ``names`` (those it has) so their time counts to ``part``."""
@@ -65,4 +80,15 @@ class HostTimes:
                                          - self.parts["compression_s"], 0.0)
 
     def as_dict(self) -> dict[str, float]:
+        """The parts, in seconds rounded to the microsecond."""
         return {key: round(value, 6) for key, value in self.parts.items()}
+
+    def total_s(self) -> float:
+        """``host_time_s``: the sum of the rounded parts (``as_dict``)."""
+        return total_of(self.as_dict())
+
+
+def total_of(parts: dict[str, float]) -> float:
+    """The host time whose parts are ``parts`` (seconds): their sum, rounded to the
+    microsecond."""
+    return round(sum(parts.values()), 6)

@@ -53,17 +53,29 @@ def test_the_summary_splits_the_host_time_into_parts(tmp_path):
             "output": {"plots": False}}
     result = run_scenario(spec, out_dir=tmp_path)
     parts = result.summary["host_time_s_by_part"]
-    assert set(parts) == {"setup_s", "training_s", "evaluation_s", "compression_s",
+    assert set(parts) == {"setup_s", "data_s", "training_s", "evaluation_s", "compression_s",
                           "event_loop_s", "writing_s"}
     assert all(v >= 0 for v in parts.values()) and parts["setup_s"] > 0
     assert parts["writing_s"] > 0  # filled in just before summary.json was written
-    run = (parts["training_s"] + parts["evaluation_s"] + parts["compression_s"]
-           + parts["event_loop_s"])
-    assert run == pytest.approx(result.summary["host_time_s"], abs=1e-5)
+    # host_time_s is the sum of every part: set-up and writing are not left out
+    assert sum(parts.values()) == pytest.approx(result.summary["host_time_s"], abs=1e-9)
     import json
 
     written = json.loads((result.path / "summary.json").read_text())
     assert written["host_time_s_by_part"] == parts
+    assert written["host_time_s"] == result.summary["host_time_s"]
+
+
+def test_the_total_is_the_sum_of_the_parts_without_writing(tmp_path):
+    """A run that writes nothing still counts its summary as writing, and adds up."""
+    spec = {"name": "t", "seed": 1, "world": {"kind": "edge", "clients": 4, "edge_servers": 2},
+            "data": {"dataset": "synthetic"}, "model": {"kind": "fake"},
+            "algorithm": {"kind": "fedavg", "rounds": 2}}
+    summary = run_scenario(spec, write=False).summary
+    parts = summary["host_time_s_by_part"]
+    assert parts["data_s"] > 0 and parts["writing_s"] > 0
+    assert sum(parts.values()) == pytest.approx(summary["host_time_s"], abs=1e-9)
+    assert HostTimes().total_s() == 0.0
 
 
 def test_a_cgroup_limit_caps_the_memory_a_run_may_plan_on(tmp_path):
