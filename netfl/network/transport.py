@@ -72,7 +72,7 @@ def emit_hops(network, label: tuple[int, str] | None, links: list[Link], path: l
         share = min(rate / capacity, 1.0) if capacity > 0 else 0.0
         network.trace.emit(HopEnd(time_s=now + ahead + link.delay_s, transfer_id=label[0],
                                   tag=label[1], u=u, v=v, link=link.name,
-                                  start_s=began + ahead, nbytes=wire_bits / 8.0,
+                                  start_s=began + ahead, wire_bytes=wire_bits / 8.0,
                                   rate_share=share))
         ahead += link.delay_s
 

@@ -227,7 +227,7 @@ class _Trace:
         self.out.append({"name": row["tag"], "cat": "hop", "ph": "X", "ts": begin * US,
                          "dur": (t - begin) * US, "pid": HOPS_PID, "tid": tid,
                          "args": {"transfer": int(row["transfer_id"]), "link": row["link"],
-                                  "wire bytes": row["nbytes"],
+                                  "wire bytes": _hop_wire_bytes(row),
                                   "rate share": round(float(row["rate_share"]), 4)}})
 
     def compute(self, row: dict, kind: str, t: float) -> None:
@@ -345,3 +345,12 @@ def _process_name(pid: int, name: str) -> dict:
 
 def _thread_name(pid: int, tid: int, name: str) -> dict:
     return {"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": name}}
+
+
+def _hop_wire_bytes(row: dict) -> float:
+    """A ``hop_end`` row's bytes on the wire: ``wire_bytes``, or ``nbytes`` in the event tables
+    of runs made before hop records had a ``wire_bytes`` column."""
+    wire = row.get("wire_bytes")
+    if wire is None or (isinstance(wire, float) and math.isnan(wire)):
+        return row["nbytes"]
+    return wire

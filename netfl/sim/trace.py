@@ -3,6 +3,15 @@
 Stages emit records; recorders subscribe to the kinds they care about. Emitting a kind nobody
 subscribed to costs one dictionary lookup, so models may trace freely. Every record carries the
 simulated time ``time_s`` at which it happened. Records are immutable.
+
+A field name means one thing in every record type (and so one column of ``events.parquet``):
+
+* ``nbytes``: the payload, the bytes the sender handed over to deliver (compressed where the
+  algorithm compresses; ``raw_nbytes`` is its size before that);
+* ``wire_bytes``: bytes on the wire, TCP headers, re-sends and the air's overhead included, of
+  what the record covers: every hop of a delivered transfer (``transfer_end``), what a failed or
+  cancelled attempt sent before it stopped (``transfer_fail``), one hop (``hop_end``, which has
+  no payload column).
 """
 
 from __future__ import annotations
@@ -83,7 +92,7 @@ class TransferFail(Record):
 class HopEnd(Record):
     """One hop of a transfer attempt's data: it crossed ``link`` from ``u`` to ``v`` between
     ``start_s`` (its first bit entered the link) and ``time_s`` (its last bit left it), as
-    ``nbytes`` on the wire (headers included), at ``rate_share`` of the hop's capacity on
+    ``wire_bytes`` on the wire (headers included), at ``rate_share`` of the hop's capacity on
     average. Emitted only when someone listens (the event table, the timeline)."""
 
     kind = "hop_end"
@@ -93,7 +102,7 @@ class HopEnd(Record):
     v: str
     link: str
     start_s: float
-    nbytes: float
+    wire_bytes: float
     rate_share: float
 
 

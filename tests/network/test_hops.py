@@ -29,7 +29,7 @@ def test_a_pipelined_flow_holds_every_hop_at_once_each_a_delay_later():
     assert second.start_s == pytest.approx(1.005) and second.time_s == pytest.approx(1.125)
     assert out["up"] == pytest.approx(second.time_s)
     assert first.rate_share == pytest.approx(1.0) and second.rate_share == pytest.approx(0.1)
-    assert first.nbytes == second.nbytes == SIZE
+    assert first.wire_bytes == second.wire_bytes == SIZE
     end = next(r for r in bench.records if isinstance(r, TransferEnd))
     assert first.transfer_id == second.transfer_id == end.transfer_id
     assert first.tag == end.tag == "client->cloud"

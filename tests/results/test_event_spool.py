@@ -70,10 +70,10 @@ def test_a_chunk_at_a_time_keeps_only_a_chunk(tmp_path):
         spool.add(Evaluation(time_s=float(k), round=k, accuracy=0.5, loss=1.0))
         assert len(spool._rows) < 3
     spool.add(HopEnd(time_s=11.0, transfer_id=1, tag="t", u="a", v="b", link="a-b",
-                     start_s=10.0, nbytes=8.0, rate_share=1.0))
+                     start_s=10.0, wire_bytes=8.0, rate_share=1.0))
     table = spool.table()
     assert list(table.columns) == ["kind", "time_s", "round", "accuracy", "loss",
-                                   "transfer_id", "tag", "u", "v", "link", "start_s", "nbytes",
-                                   "rate_share"]
+                                   "transfer_id", "tag", "u", "v", "link", "start_s",
+                                   "wire_bytes", "rate_share"]
     assert len(table) == 11 and table["round"].isna().sum() == 1
     assert {TransferEnd, HopEnd, Evaluation} <= set(event_spool._record_types())

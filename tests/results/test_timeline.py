@@ -222,6 +222,24 @@ def test_each_hop_is_a_slice_on_its_links_track_with_bytes_and_rate_share(traced
     assert 0 < len(kept) < len(hops) and all("e0" in tracks[e["tid"]] for e in kept)
 
 
+def test_each_byte_column_means_one_thing_in_every_record(traced_run):
+    """``nbytes`` is the payload, ``wire_bytes`` the bytes on the wire: a hop record has no
+    payload column filled, and its hops' wire bytes add up to its transfer's."""
+    events = traced_run.events
+    hops, ends = events[events["kind"] == "hop_end"], events[events["kind"] == "transfer_end"]
+    assert len(hops) and hops["nbytes"].isna().all() and (hops["wire_bytes"] > 0).all()
+    assert (ends["nbytes"] > 0).all() and (ends["wire_bytes"] >= ends["nbytes"]).all()
+    by_transfer = hops.groupby("transfer_id")["wire_bytes"].sum()
+    assert by_transfer.loc[ends["transfer_id"]].to_numpy() == pytest.approx(
+        ends["wire_bytes"].to_numpy())
+    # an event table from before hop records had wire_bytes (theirs was in nbytes) still reads
+    old = events.copy()
+    is_hop = old["kind"] == "hop_end"
+    old.loc[is_hop, "nbytes"] = old.loc[is_hop, "wire_bytes"]
+    old = old.drop(columns="wire_bytes")
+    assert chrome_trace(old) == chrome_trace(events)
+
+
 def test_a_leo_users_serving_satellites_are_slices_within_its_stays():
     events = pd.DataFrame([
         {"kind": "association", "time_s": 0.0, "client": "c0", "cell": "s1", "attached": True},
