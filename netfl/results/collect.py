@@ -36,6 +36,8 @@ class RunRecord:
     params: dict = field(default_factory=dict)
     point: str | None = None  # a sweep run's sweep and parameters less seed (see _point)
     written: dict = field(default_factory=dict)  # a sweep run's parameters as written
+    label: str | None = None  # a sweep case's label: the group's name
+    world: str = ""  # which world the run ran in (see _world); its groups are compared apart
     _metrics: pd.DataFrame | None = None
 
     @property
@@ -131,9 +133,11 @@ def collect(paths: list[str | Path]) -> Collection:
             run_dir = sweep / point["path"]
             if is_complete(run_dir):
                 seen.add(run_dir.resolve())
+                label = point.get("label")
                 runs.append(RunRecord(run_dir, _summary(run_dir),
                                       point=_point(sweep, point["params"]),
-                                      written=point["params"]))
+                                      written=point["params"],
+                                      label=label if isinstance(label, str) else None))
             else:
                 row = status.get(point["run_id"], {})
                 unfinished.append({"run_id": point["run_id"], "sweep": str(sweep),
@@ -149,10 +153,28 @@ def collect(paths: list[str | Path]) -> Collection:
                          + (f" ({len(unfinished)} sweep runs did not finish)"
                             if unfinished else ""))
     flats = [_flatten(_scenario(run.path)) for run in runs]
-    keys = _varying(flats, [run.summary.get("algorithm") for run in runs])
+    _name_worlds(runs, flats)
+    keys: list[str] = []  # what differs within a world, not between worlds
+    for world in dict.fromkeys(run.world for run in runs):
+        mine = [i for i, run in enumerate(runs) if run.world == world]
+        keys += _varying([flats[i] for i in mine],
+                         [runs[i].summary.get("algorithm") for i in mine])
+    keys = list(dict.fromkeys(keys))
     for run, flat in zip(runs, flats, strict=True):
         run.params = {k: flat.get(k) for k in keys}
     return Collection(runs, keys, unfinished, sweeps, duplicates)
+
+
+def _name_worlds(runs: list[RunRecord], flats: list[dict]) -> None:
+    """Set each run's world: its scenario's name, and its world's kind where two worlds share
+    a name (an IoV and a LEO run of scenarios both called ``x``: ``x (iov)``, ``x (leo)``)."""
+    pairs = [(str(run.summary.get("name")), flat.get("world.kind")) for run, flat in
+             zip(runs, flats, strict=True)]
+    kinds: dict[str, set] = {}
+    for name, kind in pairs:
+        kinds.setdefault(name, set()).add(kind)
+    for run, (name, kind) in zip(runs, pairs, strict=True):
+        run.world = f"{name} ({kind})" if len(kinds[name]) > 1 else name
 
 
 def _point(sweep: Path, params: dict) -> str:

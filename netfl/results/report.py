@@ -1,13 +1,17 @@
 """Comparison reports over runs and sweeps (``netfl report DIR...``).
 
-Runs are grouped by algorithm and parameters; the seeds of a group are summarized as mean and
-sample standard deviation (ddof=1; none for a single run). A group's parameters are the fields of
-the runs' resolved scenarios (scenario.yaml) that differ between them, seed, name and output
-aside, sweep runs and other runs alike (so a sweep's fixed ``--set`` counts as much as its grid).
-A field that only some runs have (the parameters of another algorithm) is a parameter where it
-differs between runs of the same algorithm. The scenario name is a column where the runs have
-more than one. A group that holds the same seed twice is refused: its runs differ in something
-the scenarios do not show, or one run was copied.
+Runs are grouped by world, then algorithm and parameters; the seeds of a group are summarized
+as the mean and the half-width of its 95% Student t interval (none for a single run), n shown;
+every other group of a world is compared with a baseline group (its first, or ``baseline``) by
+the mean paired difference over the seeds both have, with its paired-t 95% interval. A group's
+parameters are the fields of the runs' resolved scenarios (scenario.yaml) that differ between
+them, seed, name and output aside, sweep runs and other runs alike (so a sweep's fixed
+``--set`` counts as much as its grid). A field that only some runs have (the parameters of
+another algorithm) is a parameter where it differs between runs of the same algorithm. Where
+the runs come from more than one scenario (world), the world is the first column and only
+fields that differ within a world are parameters. A sweep case's ``label:`` names its group.
+A group that holds the same seed twice is refused: its runs differ in something the scenarios
+do not show, or one run was copied.
 
 Time to target and bytes to target are averaged over the runs that reached the target, and the
 table says how many did. The time breakdown sums per-node times, which overlap in simulated
@@ -33,6 +37,7 @@ from netfl.results.compare import (
     METRICS,
     TO_TARGET,
     _group_key,
+    _markdown_rows,
     band,
     breakdown_table,
     classify_tag,
@@ -41,6 +46,8 @@ from netfl.results.compare import (
     groups,
     label,
     markdown_table,
+    paired_cells,
+    paired_table,
     table_cells,
     time_breakdown,
 )
@@ -50,8 +57,9 @@ REPORT_MARK = "comparison.md"
 
 __all__ = ["CATEGORIES", "METRICS", "SEED", "TO_TARGET", "Collection", "Report", "RunRecord",
            "band", "breakdown_table", "classify_tag", "collect", "comparison_table",
-           "default_out_dir", "group_columns", "groups", "label", "markdown_table", "plural",
-           "table_cells", "time_breakdown", "write_report"]
+           "default_out_dir", "group_columns", "groups", "label", "markdown_table",
+           "paired_cells", "paired_table", "plural", "table_cells", "time_breakdown",
+           "write_report"]
 
 
 # ------------------------------------------------------------------------------- writing
@@ -62,6 +70,7 @@ class Report:
     out_dir: Path
     table: pd.DataFrame
     breakdown: pd.DataFrame
+    paired: pd.DataFrame  # paired_table's: differences against each world's baseline group
     markdown: str
     collection: Collection
     files: list[Path]
@@ -74,9 +83,12 @@ def default_out_dir(paths: list[Path]) -> Path:
     return Path("report")
 
 
-def write_report(paths: list[str | Path], out_dir: str | Path | None = None) -> Report:
-    """Compare the runs under ``paths``; write comparison.md/.csv, runs.csv, time_breakdown.csv
-    and the plots into ``out_dir``, replacing an earlier report there as a whole."""
+def write_report(paths: list[str | Path], out_dir: str | Path | None = None,
+                 baseline: str | None = None) -> Report:
+    """Compare the runs under ``paths``; write comparison.md/.csv, paired.csv, runs.csv,
+    time_breakdown.csv and the plots into ``out_dir``, replacing an earlier report there as a
+    whole. ``baseline`` names the group the others are compared with (its name, or its
+    algorithm; default: each world's first group); NetflError where no group matches."""
     from netfl.results.plots import plot_bands, plot_time_breakdown
 
     paths = [Path(p) for p in paths]
@@ -89,6 +101,7 @@ def write_report(paths: list[str | Path], out_dir: str | Path | None = None) -> 
     columns = group_columns(collection)
     table = comparison_table(collection)
     breakdown = breakdown_table(collection)
+    paired = paired_table(collection, baseline)
     grouped = groups(collection)
     targets = {r.summary.get("target_accuracy") for r in collection.runs}
     target = targets.pop() if len(targets) == 1 else None
@@ -98,25 +111,26 @@ def write_report(paths: list[str | Path], out_dir: str | Path | None = None) -> 
     tmp.mkdir()
     try:
         table.to_csv(tmp / "comparison.csv", index=False)
+        paired.to_csv(tmp / "paired.csv", index=False)
         breakdown.rename_axis("group").to_csv(tmp / "time_breakdown.csv")
         _runs_table(collection, columns).to_csv(tmp / "runs.csv", index=False)
         for x, name, what in (("sim_time_s", "accuracy_vs_time.png", "simulated time"),
                               ("bytes_total", "accuracy_vs_bytes.png", "bytes delivered")):
-            curves = {label(k, columns): band([r.curve(x) for r in runs], x)
+            curves = {label(k, columns, runs): band([r.curve(x) for r in runs], x)
                       for k, runs in grouped.items()}
             plot_bands(curves, x, tmp / name, f"accuracy against {what} (mean ± std over "
                                               f"seeds)", target)
         plot_time_breakdown(breakdown, tmp / "time_breakdown.png",
                             "node-seconds by category, mean per run (summed over nodes "
                             "and transfers, which overlap: not simulated time)")
-        markdown = _markdown(collection, table, breakdown, columns)
+        markdown = _markdown(collection, table, breakdown, columns, paired)
         (tmp / REPORT_MARK).write_text(markdown, encoding="utf-8")
         _replace(tmp, out_dir)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     files = sorted(out_dir.iterdir())
-    return Report(out_dir, table, breakdown, markdown, collection, files)
+    return Report(out_dir, table, breakdown, paired, markdown, collection, files)
 
 
 def _runs_table(collection: Collection, columns: list[str]) -> pd.DataFrame:
@@ -139,8 +153,20 @@ def _replace(tmp: Path, out_dir: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
+def _paired_markdown(paired: pd.DataFrame, table: pd.DataFrame) -> list[str]:
+    if paired.empty:
+        return []
+    head, rows = paired_cells(paired, table, bold=True)
+    return ["## Paired differences", "",
+            "Each cell is the mean over seeds of (group - baseline) at the same seed, where "
+            "both have the metric, ± the half-width of its 95% paired-t interval, with the "
+            "number of pairs. Every algorithm at one seed sees the same world and data "
+            "partition, so the seed's luck cancels: a difference whose interval excludes 0 "
+            "is in bold. Also in paired.csv.", "", _markdown_rows(head, rows), ""]
+
+
 def _markdown(collection: Collection, table: pd.DataFrame, breakdown: pd.DataFrame,
-              columns: list[str]) -> str:
+              columns: list[str], paired: pd.DataFrame) -> str:
     runs = collection.runs
     banner = ([f"**{collection.incomplete}.** The sweep runs listed under [Runs that did not "
                f"finish](#runs-that-did-not-finish) are missing from every number below; "
@@ -149,13 +175,16 @@ def _markdown(collection: Collection, table: pd.DataFrame, breakdown: pd.DataFra
     lines = [*banner, "# Comparison", "",
              f"{plural(len(runs), 'run')} in {plural(len(table), 'group')}, grouped by "
              f"{', '.join(columns)}. "
-             "Each cell is the mean ± sample standard deviation over the group's runs (its "
-             "seeds). Time and bytes to target average the runs that reached the target; "
-             "(k/n) says how many did."
+             "Each cell is the mean over the group's runs (its seeds) ± the half-width of "
+             "its 95% confidence interval (Student t, n - 1 degrees of freedom; n is the runs "
+             "column, or shown as (n=k) where fewer runs have the metric); a group of one run "
+             "has no interval. Time and bytes to target average the runs that reached the "
+             "target; (k/n) says how many did. Standard deviations are in comparison.csv."
              + (f" {plural(collection.duplicates, 'run')} found in more than one sweep "
                 f"(the same run id: the same resolved scenario) counted once."
                 if collection.duplicates else ""), "",
              markdown_table(table, columns), "",
+             *_paired_markdown(paired, table),
              "![accuracy against simulated time](accuracy_vs_time.png)", "",
              "![accuracy against bytes delivered](accuracy_vs_bytes.png)", "",
              "## Node-seconds by category", "",

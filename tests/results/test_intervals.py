@@ -50,7 +50,7 @@ def test_format_signs_and_tiny_spreads():
     assert format_interval(Interval(0.5, 0.1, 3), fmt, sign=True, show_n=True) == \
         "+0.50 ± 0.10 (n=3)"
     assert format_interval(Interval(1.0, 0.0001, 3), fmt) == "1.00 ± 1.0e-04"
-    assert format_interval(Interval(1.0, 0.0, 3), fmt) == "1.00 ± 0.00"
+    assert format_interval(Interval(1.0, 0.0, 3), fmt) == "1.00"
 
 
 def test_paired_interval_excludes_zero_where_unpaired_ones_overlap():

@@ -53,7 +53,7 @@ def loose(tmp_path):
     return root
 
 
-def test_table_gives_mean_and_sample_std_over_seeds(loose):
+def test_table_gives_mean_std_and_95_percent_interval_over_seeds(loose):
     collection = collect([loose])
     assert collection.param_keys == []  # lr is the same everywhere; seed and output aside
     table = comparison_table(collection).set_index("algorithm")
@@ -69,13 +69,19 @@ def test_table_gives_mean_and_sample_std_over_seeds(loose):
     assert b["final_accuracy_mean"] == pytest.approx(0.6)
     assert b["final_accuracy_std"] == pytest.approx(math.sqrt(0.02))
     assert b["time_to_target_s_n"] == 0 and math.isnan(b["time_to_target_s_mean"])
+    # half-widths t(0.975, n-1) s / sqrt(n): t(2) = 4.303, t(1) = 12.706
+    assert a["final_accuracy_ci95"] == pytest.approx(4.302653 * 0.02 / math.sqrt(3))
+    assert a["time_to_target_s_ci95"] == pytest.approx(12.706205 * math.sqrt(50.0 / 2))
+    assert b["final_accuracy_ci95"] == pytest.approx(12.706205 * math.sqrt(0.02 / 2))
 
     text = markdown_table(comparison_table(collection), ["algorithm"])
     lines = text.splitlines()
     assert lines[0].startswith("| algorithm | runs | final accuracy | time to target |")
-    assert "| fed-a | 3 | 0.820 ± 0.020 | 15.0 s ± 7.1 s (2/3) | 200 B ± 141 B (2/3) |" in text
-    assert "| fed-b | 2 | 0.600 ± 0.141 | not reached (0/2) | not reached (0/2) |" in text
-    assert "| 2 ± 1 |" in lines[2]  # hand-overs of fed-a
+    assert ("| fed-a | 3 | 0.820 ± 0.050 | 15.0 s ± 1 min 04 s (2/3) | 200 B ± 1.27 kB (2/3) |"
+            in text)
+    assert "| fed-b | 2 | 0.600 ± 1.271 | not reached (0/2) | not reached (0/2) |" in text
+    assert "| 2 ± 2.5 |" in lines[2]  # hand-overs of fed-a: 1 2 3
+    assert "nan" not in text.lower() and "inf" not in text
 
 
 def test_differing_scenario_fields_become_parameters(tmp_path):
@@ -126,7 +132,8 @@ def test_report_writes_markdown_csv_and_plots_and_replaces_an_earlier_one(loose,
     report = write_report([loose], out)
     names = sorted(p.name for p in out.iterdir())
     assert names == ["accuracy_vs_bytes.png", "accuracy_vs_time.png", "comparison.csv",
-                     "comparison.md", "runs.csv", "time_breakdown.csv", "time_breakdown.png"]
+                     "comparison.md", "paired.csv", "runs.csv", "time_breakdown.csv",
+                     "time_breakdown.png"]
     for png in out.glob("*.png"):
         assert png.stat().st_size > 5000
     csv = pd.read_csv(out / "comparison.csv")
@@ -278,7 +285,7 @@ def test_a_tiny_spread_is_not_printed_as_zero_and_counts_agree_in_number(tmp_pat
     make_run(tmp_path / "runs", "a1", "fed-a", 1, 0.9)
     make_run(tmp_path / "runs", "a2", "fed-a", 2, 0.9 + 1e-7)
     report = write_report([tmp_path / "runs"], tmp_path / "report")
-    assert "| 0.900 ± 7.1e-08 |" in report.markdown
+    assert "| 0.900 ± 6.4e-07 |" in report.markdown
     assert "2 runs in 1 group," in report.markdown
 
 
@@ -293,3 +300,96 @@ def test_a_swept_value_is_shown_as_written_and_grouped_as_resolved(tmp_path):
                       ("t1", {"algorithm.lr": "2e-1", "seed": 1})])
     table = comparison_table(collect([sweep]))
     assert list(table["algorithm.lr"]) == ["1e-1", "2e-1"] and list(table["runs"]) == [2, 1]
+
+
+def _pairs(root, extra=None):
+    """fed-a and fed-b at seeds 1-5: the seed moves both a lot, fed-b is 0.02 better at each."""
+    a = {1: 0.60, 2: 0.70, 3: 0.80, 4: 0.65, 5: 0.75}
+    b = {1: 0.62, 2: 0.72, 3: 0.83, 4: 0.66, 5: 0.77}
+    for seed in a:
+        make_run(root, f"a{seed}", "fed-a", seed, a[seed])
+        make_run(root, f"b{seed}", "fed-b", seed, b[seed])
+    return root
+
+
+def test_paired_differences_against_the_first_group_or_a_chosen_baseline(tmp_path):
+    from netfl.results.report import paired_table
+
+    collection = collect([_pairs(tmp_path / "runs")])
+    table = comparison_table(collection).set_index("group")
+    a, b = table.loc["fed-a"], table.loc["fed-b"]
+    # the groups' 95% intervals overlap ...
+    assert a["final_accuracy_mean"] + a["final_accuracy_ci95"] > \
+        b["final_accuracy_mean"] - b["final_accuracy_ci95"]
+    paired = paired_table(collection).set_index("metric")
+    row = paired.loc["final_accuracy"]
+    assert (row["group"], row["baseline"], row["n"]) == ("fed-b", "fed-a", 5)
+    assert row["mean"] == pytest.approx(0.02)
+    assert row["ci95"] == pytest.approx(2.776445 * math.sqrt(0.0002 / 4) / math.sqrt(5), rel=1e-5)
+    assert row["low"] > 0  # ... the paired one excludes 0
+    other = paired_table(collection, baseline="fed-b").set_index("metric").loc["final_accuracy"]
+    assert other["group"] == "fed-a" and other["mean"] == pytest.approx(-0.02)
+    with pytest.raises(NetflError, match=r"--baseline 'fed-z': no such group.*'fed-a'"):
+        paired_table(collection, baseline="fed-z")
+    report = write_report([tmp_path / "runs"], tmp_path / "report", baseline="fed-a")
+    assert "## Paired differences" in report.markdown
+    assert "| fed-b | fed-a | **+0.020 ± 0.009 (n=5)** |" in report.markdown
+    assert len(pd.read_csv(tmp_path / "report" / "paired.csv")) == len(report.paired)
+
+
+def test_a_paired_difference_uses_the_seeds_both_groups_have(tmp_path):
+    from netfl.results.report import paired_table
+
+    root = tmp_path / "runs"
+    for seed, final in ((1, 0.5), (2, 0.6), (3, 0.7)):
+        make_run(root, f"a{seed}", "fed-a", seed, final)
+    make_run(root, "b2", "fed-b", 2, 0.9)
+    paired = paired_table(collect([root])).set_index("metric").loc["final_accuracy"]
+    assert paired["n"] == 1 and paired["mean"] == pytest.approx(0.3)
+    assert math.isnan(paired["ci95"])  # one pair: no interval
+    report = write_report([root], tmp_path / "report")
+    assert "+0.300 (n=1, no interval)" in report.markdown
+    assert "0.900 (n=1, no interval)" in report.markdown  # fed-b's one run
+    assert "nan" not in report.markdown.lower()
+
+
+def _world_run(root, run_id, name, kind, algorithm, seed, final, counts, world_extra):
+    summary = {**BASE, "name": name, "algorithm": algorithm, "seed": seed,
+               "final_accuracy": final, "best_accuracy": final, "rounds": 5, "handovers": 0,
+               **counts}
+    metrics = pd.DataFrame({"sim_time_s": [0.0, 10.0], "accuracy": [0.1, final],
+                            "bytes_total": [0.0, 100.0]})
+    scenario = {"name": name, "seed": seed, "world": {"kind": kind, **world_extra},
+                "algorithm": {"kind": algorithm, "lr": 0.1}}
+    return write_run(root, run_id, summary, metrics, yaml.safe_dump(scenario))
+
+
+def test_a_report_over_two_worlds_groups_by_world_without_their_fields_as_columns(tmp_path):
+    root = tmp_path / "runs"
+    for seed in (1, 2):
+        for algorithm in ("fed-a", "fed-b"):
+            _world_run(root, f"iov-{algorithm}-{seed}", "iov-short", "road", algorithm, seed,
+                       0.7 + seed / 100, {"vehicle_handovers": 10 * seed, "downloads_lost": 3,
+                                          "uploads_lost": 2},
+                       {"rsus": 6, "road_length": "5 km", "traffic": {"rate": 0.5}})
+            _world_run(root, f"leo-{algorithm}-{seed}", "leo-short", "leo", algorithm, seed,
+                       0.8, {"satellite_handovers": seed, "downloads_lost": 0,
+                             "uploads_lost": 0},
+                       {"satellites": 200, "beams": 4})
+    collection = collect([root])
+    assert collection.param_keys == []  # world fields differ only between the worlds
+    table = comparison_table(collection)
+    assert list(table["world"]) == ["iov-short"] * 2 + ["leo-short"] * 2
+    assert list(table["group"]) == ["iov-short fed-a", "iov-short fed-b", "leo-short fed-a",
+                                    "leo-short fed-b"]
+    text = markdown_table(table, ["world", "algorithm"])
+    head = text.splitlines()[0]
+    for title in ("vehicle hand-overs", "satellite hand-overs", "downloads lost",
+                  "uploads lost"):
+        assert title in head
+    assert "| iov-short | fed-a | 2 | 0.715 ± 0.064 |" in text
+    from netfl.results.report import paired_table
+
+    paired = paired_table(collection, baseline="fed-a")  # each world against its own fed-a
+    assert set(zip(paired["group"], paired["baseline"], strict=True)) == {
+        ("iov-short fed-b", "iov-short fed-a"), ("leo-short fed-b", "leo-short fed-a")}
