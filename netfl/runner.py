@@ -173,7 +173,8 @@ def _run_and_write(scenario: Scenario, write: bool, parent: Path, created: list,
             path = write_run(parent, run_id or new_run_id(scenario.seed), summary, metrics,
                              dump_scenario(scenario),
                              events if scenario.output.trace else None, plot,
-                             {"partition": partition} | simulation.world_tables(),
+                             {"partition": partition} | simulation.world_tables()
+                             | simulation.analysis_tables(),
                              on_summary=on_summary)
         except BaseException:  # what was kept (<run-id>.incomplete) stays; empty folders go
             _drop_spool(spool)

@@ -25,6 +25,7 @@ from netfl.learn import build_data, build_trainer
 from netfl.network.helper import build_network
 from netfl.results.event_spool import EventSpool
 from netfl.results.recorder import Recorder
+from netfl.results.rounds import ROUND_COLUMNS, RoundAnalyzer, round_statistics
 from netfl.scenario import Scenario
 from netfl.scenario.iov import IovWorld
 from netfl.scenario.loader import locate
@@ -151,6 +152,7 @@ class Simulation:
         keep = scenario.output.trace or scenario.output.timeline
         spool = EventSpool(events_dir) if keep and events_dir is not None else None
         self.recorder = Recorder(self.trace, self.world.tier, keep_events=keep, spool=spool)
+        self.rounds = RoundAnalyzer(self.trace, self.world.tier)  # each round's critical path
         self.network = build_network(self.env, self.world, scenario.links, self.streams,
                                      self.trace)
         self.fleet = Fleet(self.env, self.world, scenario.devices, self.streams, self.trace,
@@ -225,6 +227,10 @@ class Simulation:
                                         for c in self.world.clients])
         table.insert(0, "client", self.world.clients)
         return table
+
+    def analysis_tables(self) -> dict[str, pd.DataFrame]:
+        """rounds.csv: each round's critical path (netfl.results.rounds)."""
+        return {"rounds": pd.DataFrame(self.rounds.rows, columns=ROUND_COLUMNS)}
 
     def world_tables(self) -> dict[str, pd.DataFrame]:
         """Tables of a mobile world for the results directory: visits.csv (each vehicle's
@@ -338,6 +344,7 @@ class Simulation:
             "diverged_round": self.algorithm.diverged_round,
             "netfl_version": _version(),
             "world_notes": list(self.world.notes),
+            "round_critical_path": round_statistics(self.rounds.rows),
         }
         extras = self.algorithm.summary_extras() | self.world.summary(self.env.now)
         clash = set(extras) & set(summary)

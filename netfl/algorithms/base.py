@@ -42,7 +42,7 @@ from netfl.learn.compress import make_compressor
 from netfl.network.transfer import Network
 from netfl.scenario.sections import Stop
 from netfl.sim.clock import RandomStreams
-from netfl.sim.trace import Aggregate, TraceBus, TrainEnd, TrainStart
+from netfl.sim.trace import Aggregate, Busy, TraceBus, TrainEnd, TrainStart
 from netfl.world.base import World
 
 __all__ = ["Algorithm", "Context", "RoundResult", "all_finite"]
@@ -178,11 +178,15 @@ class Algorithm(ModelMoves, ClientRounds):
         return ok
 
     @primitive
-    def occupy(self, node: str, seconds: float) -> Generator:
-        """Occupy ``node``'s device for ``seconds`` (queued behind its other jobs); returns
-        False if it dropped out meanwhile (the work is then void)."""
+    def occupy(self, node: str, seconds: float, what: str = "device") -> Generator:
+        """Occupy ``node``'s device for ``seconds`` (queued behind its other jobs) with work
+        of kind ``what`` (a Busy record; ``group_operation`` counts as such in a round's
+        critical path, anything else as compute); returns False if it dropped out meanwhile
+        (the work is then void)."""
         started = self.env.now
         yield from self._fleet.run_job(node, seconds)
+        self._trace.emit(Busy(time_s=self.env.now, node=node, duration_s=self.env.now - started,
+                              what=what))
         return not self._fleet.dropped_since(node, started)
 
     @primitive

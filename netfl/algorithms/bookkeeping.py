@@ -17,7 +17,7 @@ import numpy as np
 
 from netfl.learn.screening import passes_screen, screening_stages
 from netfl.scenario.sections import Stop
-from netfl.sim.trace import Cost, Evaluation, TargetReached, TraceBus
+from netfl.sim.trace import Cost, Evaluation, RoundEnd, TargetReached, TraceBus
 
 # (params, test-sample indices or None) -> (accuracy, loss): the algorithm's own measure
 Measure = Callable[..., tuple[float, float]]
@@ -130,6 +130,7 @@ class RunBook:
         when the target is first reached. Returns True when the run should stop."""
         self.rounds_done = round_
         self.deployed = (round_, params)
+        self.trace.emit(RoundEnd(time_s=self.now(), round=round_))
         spent = self.budget_spent()
         due = round_ % eval_every == 0 or round_ == last_round or spent
         if self.diverged_round is None and not all_finite(params):

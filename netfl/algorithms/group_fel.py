@@ -216,7 +216,7 @@ class GroupFEL(GroupFormation, Algorithm):
         overhead = group_overhead_s(size, op.quadratic_s, op.linear_s, op.constant_s)
         if overhead > 0:
             self.charge_cost(client, "group_operation", overhead, t)
-            if not (yield from self.occupy(client, overhead)):
+            if not (yield from self.occupy(client, overhead, "group_operation")):
                 return False
         self.charge_cost(client, "training", self.training_cost_s(client), t)
         solver = self.solver_cost_s(client)
@@ -225,7 +225,7 @@ class GroupFEL(GroupFormation, Algorithm):
         if not (yield from self.local_compute(client, t, self.steps_of(client),
                                               self.samples_of(client))):
             return False
-        if solver > 0 and not (yield from self.occupy(client, solver)):
+        if solver > 0 and not (yield from self.occupy(client, solver, "solver")):
             return False
         return (yield from self.send_up(client, edge))
 

@@ -201,6 +201,26 @@ class LinkState(Record):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Busy(Record):
+    """A node's device was occupied for ``duration_s`` by work other than local training
+    (``what``: Group-FEL's ``group_operation`` overhead, a local solver's extra work, ...)."""
+
+    kind = "busy"
+    node: str
+    duration_s: float
+    what: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoundEnd(Record):
+    """The algorithm booked round ``round`` as done (``end_round``): a global aggregation, a
+    Fed-CHS visit, a CHFL cycle, a Group-FEL round."""
+
+    kind = "round_end"
+    round: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Evaluation(Record):
     """The global model was evaluated on the test set after ``round`` rounds."""
 

@@ -1,0 +1,146 @@
+"""Each round's critical path: the chain of activities that decided when the round ended.
+
+A round is what an algorithm books with ``end_round`` (a global aggregation, a Fed-CHS visit, a
+CHFL cycle, a Group-FEL round: a ``RoundEnd`` record); it runs from the end of the round before
+(0 for the first) to its own end. Its critical path is found by walking back from the round's
+last activity, the way a critical-path analysis of a parallel program walks back from its
+exit: at node N and time T, the activity that last ended at N by T is what N waited for, its
+start is when that began, and where it is a transfer the walk goes on at its sender. Time at a
+node between one activity's end and the next one's start on the path is ``waiting`` (a queue,
+a back-off, a wait for coverage, an untraced step). Every part of a round is one of:
+
+    download, upload, handover    transfers down the tiers, up them, and between equals
+    group_operation               Group-FEL's secure-aggregation messages and device overhead
+    compute                       local training and other device work
+    aggregation                   averaging at a server
+    waiting                       the rest
+
+and the parts add up to the round's duration (``waiting`` is what the others leave of it).
+
+Only the current round's activities are kept, indexed by the node they end at: memory does not
+grow with the number of transfers of a run. The walk costs O(path length x log activities).
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from netfl.sim.trace import Aggregate, Busy, RoundEnd, TraceBus, TrainEnd, TransferEnd
+
+PARTS = ("download", "compute", "upload", "aggregation", "group_operation", "handover",
+         "waiting")
+ROUND_COLUMNS = ["round", "start_s", "end_s", "duration_s", "ended_at", *(f"{p}_s" for p in PARTS)]
+_RANK = {"client": 0, "edge": 1, "cloud": 2}
+
+
+def transfer_part(tag: str, src_tier: str, dst_tier: str) -> str:
+    """The part a transfer is: by its tag where it names one, else by its ends' tiers."""
+    if tag.startswith("secagg"):
+        return "group_operation"
+    if tag == "resumed-part":
+        return "upload"
+    up = _RANK[dst_tier] - _RANK[src_tier]
+    return "upload" if up > 0 else "download" if up < 0 else "handover"
+
+
+@dataclass(frozen=True, slots=True)
+class Activity:
+    """Something that took time and ended at ``node``: ``src`` is where a transfer came from
+    (None for work on the node itself)."""
+
+    start: float
+    end: float
+    node: str
+    src: str | None
+    part: str
+
+
+def critical_path(by_node: dict[str, list[Activity]], last: Activity, start: float,
+                  end: float) -> tuple[dict[str, float], str]:
+    """The parts (seconds) of the round from ``start`` to ``end`` whose last activity is
+    ``last``, walking back over ``by_node`` (each node's activities in order of their ends),
+    and the node it ended at. The parts add up to ``end - start``."""
+    parts = dict.fromkeys(PARTS, 0.0)
+    ends = {node: [a.end for a in acts] for node, acts in by_node.items()}
+    limit = {node: len(acts) for node, acts in by_node.items()}  # not picked again: below this
+    node, t = last.node, end
+    while t > start:
+        acts = by_node.get(node)
+        if not acts:
+            break
+        i = min(bisect.bisect_right(ends[node], t), limit[node]) - 1
+        if i < 0 or acts[i].end <= start:
+            break
+        activity, limit[node] = acts[i], i
+        began = max(activity.start, start)
+        parts[activity.part] += max(activity.end - began, 0.0)
+        t = min(t, began)
+        if activity.src is not None:
+            node = activity.src
+    busy = math.fsum(parts[p] for p in PARTS if p != "waiting")
+    parts["waiting"] = max(end - start - busy, 0.0)
+    return parts, last.node
+
+
+class RoundAnalyzer:
+    """Subscribes to a run's trace; one row per round (``rows``) with its critical path."""
+
+    def __init__(self, trace: TraceBus, tier_of: Callable[[str], str]):
+        self._tier = tier_of
+        self.rows: list[dict] = []
+        self._by_node: dict[str, list[Activity]] = {}
+        self._last: Activity | None = None
+        self._round_start = 0.0
+        trace.subscribe(self._on_transfer, TransferEnd)
+        trace.subscribe(self._on_train, TrainEnd)
+        trace.subscribe(self._on_aggregate, Aggregate)
+        trace.subscribe(self._on_busy, Busy)
+        trace.subscribe(self._on_round, RoundEnd)
+
+    def _add(self, activity: Activity) -> None:
+        self._by_node.setdefault(activity.node, []).append(activity)
+        if self._last is None or activity.end >= self._last.end:
+            self._last = activity
+
+    def _on_transfer(self, r: TransferEnd) -> None:
+        part = transfer_part(r.tag, self._tier(r.src), self._tier(r.dst))
+        self._add(Activity(r.time_s - r.duration_s, r.time_s, r.dst, r.src, part))
+
+    def _on_train(self, r: TrainEnd) -> None:
+        self._add(Activity(r.time_s - r.duration_s, r.time_s, r.node, None, "compute"))
+
+    def _on_aggregate(self, r: Aggregate) -> None:
+        self._add(Activity(r.time_s - r.duration_s, r.time_s, r.node, None, "aggregation"))
+
+    def _on_busy(self, r: Busy) -> None:
+        part = "group_operation" if r.what == "group_operation" else "compute"
+        self._add(Activity(r.time_s - r.duration_s, r.time_s, r.node, None, part))
+
+    def _on_round(self, r: RoundEnd) -> None:
+        start, end = self._round_start, r.time_s
+        if self._last is None:
+            parts, node = dict.fromkeys(PARTS, 0.0) | {"waiting": end - start}, ""
+        else:
+            parts, node = critical_path(self._by_node, self._last, start, end)
+        self.rows.append({"round": r.round, "start_s": start, "end_s": end,
+                          "duration_s": end - start, "ended_at": node}
+                         | {f"{p}_s": parts[p] for p in PARTS})
+        self._by_node, self._last, self._round_start = {}, None, end
+
+
+def round_statistics(rows: Iterable[dict]) -> dict:
+    """p50, p90 and max of the round duration and of each part, over ``rows``; {} for none."""
+    rows = list(rows)
+    if not rows:
+        return {}
+    out = {}
+    for key in ["duration_s"] + [f"{p}_s" for p in PARTS]:
+        values = np.array([row[key] for row in rows], dtype=float)
+        out[key] = {"p50": float(np.percentile(values, 50)),
+                    "p90": float(np.percentile(values, 90)), "max": float(values.max())}
+    return out

@@ -1,0 +1,117 @@
+"""Each round's critical path (netfl.results.rounds): the walk back on hand-made activities, and
+on runs of every algorithm family and world, whose rounds' parts add up to their durations."""
+
+import copy
+import math
+
+import pytest
+
+import netfl
+from netfl.simulation import Simulation
+from netfl.results.rounds import PARTS, Activity, critical_path, transfer_part
+from netfl.scenario.kinds import algorithm_kinds
+from tests.conftest import TINY
+from tests.world.test_iov import iov_scenario
+
+
+def by_node(*activities: Activity) -> dict[str, list[Activity]]:
+    out: dict[str, list[Activity]] = {}
+    for a in sorted(activities, key=lambda a: a.end):
+        out.setdefault(a.node, []).append(a)
+    return out
+
+
+def test_the_walk_follows_the_slowest_client_back_to_the_round_start():
+    # two clients of edge e; c2 is slower and its upload waits 0.5 s in a queue
+    acts = by_node(
+        Activity(0.0, 1.0, "c1", "e", "download"), Activity(1.0, 2.0, "c1", None, "compute"),
+        Activity(2.0, 3.0, "e", "c1", "upload"),
+        Activity(0.0, 1.0, "c2", "e", "download"), Activity(1.0, 3.0, "c2", None, "compute"),
+        Activity(3.5, 4.0, "e", "c2", "upload"), Activity(4.0, 4.5, "e", None, "aggregation"))
+    last = acts["e"][-1]
+    parts, node = critical_path(acts, last, 0.0, 4.5)
+    assert node == "e"
+    assert parts == pytest.approx({"download": 1.0, "compute": 2.0, "upload": 0.5,
+                                   "aggregation": 0.5, "group_operation": 0.0, "handover": 0.0,
+                                   "waiting": 0.5})
+
+
+def test_activities_begun_before_the_round_count_only_from_its_start():
+    acts = by_node(Activity(8.0, 12.0, "e2", "e1", "handover"),
+                   Activity(12.0, 13.0, "e2", None, "aggregation"))
+    parts, _ = critical_path(acts, acts["e2"][-1], 10.0, 14.0)
+    assert parts["handover"] == 2.0 and parts["aggregation"] == 1.0 and parts["waiting"] == 1.0
+
+
+def test_transfers_are_parts_by_their_tag_or_their_tiers():
+    assert transfer_part("secagg client->edge", "client", "edge") == "group_operation"
+    assert transfer_part("cloud->edge", "cloud", "edge") == "download"
+    assert transfer_part("client->edge", "client", "edge") == "upload"
+    assert transfer_part("edge->edge", "edge", "edge") == "handover"
+    assert transfer_part("resumed-part", "edge", "edge") == "upload"
+
+
+def check_rounds(result) -> list[dict]:
+    """The rounds table of ``result`` (rounds.csv's rows): one per round, consecutive, each's
+    parts adding up to its duration."""
+    rows = result.rounds
+    assert [r["round"] for r in rows] == list(range(1, result.summary["rounds"] + 1))
+    for before, row in zip([None, *rows], rows, strict=False):
+        assert row["start_s"] == (0.0 if before is None else before["end_s"])
+        total = math.fsum(row[f"{p}_s"] for p in PARTS)
+        assert total == pytest.approx(row["duration_s"], rel=1e-12, abs=1e-12)
+        assert all(row[f"{p}_s"] >= 0 for p in PARTS)
+    return rows
+
+
+def run(scenario: dict):
+    simulation = Simulation(netfl.load_scenario(scenario))
+    simulation.run()
+    result = type("Result", (), {})()
+    result.summary, result.rounds = simulation.summary(), simulation.rounds.rows
+    return result
+
+
+@pytest.mark.parametrize("kind", [k for k in algorithm_kinds() if k != "fed-chs"])
+def test_every_algorithms_rounds_add_up(kind):
+    scenario = copy.deepcopy(TINY)
+    scenario["algorithm"] = {"kind": kind, "rounds": 3}
+    rows = check_rounds(run(scenario))
+    assert sum(r["waiting_s"] for r in rows) < sum(r["duration_s"] for r in rows)
+
+
+def test_fed_chs_on_a_ring_hands_the_model_over_between_rounds():
+    scenario = copy.deepcopy(TINY)
+    scenario["world"] = {"kind": "edge", "clients": 6, "edge_servers": 3,
+                         "topology": {"kind": "ring"}}
+    scenario["algorithm"] = {"kind": "fed-chs", "rounds": 4, "interactions": 2}
+    rows = check_rounds(run(scenario))
+    assert rows[0]["handover_s"] == 0  # the first visit starts where the model is
+    assert all(r["handover_s"] > 0 for r in rows[1:])
+
+
+def test_group_fel_counts_its_group_operations():
+    scenario = copy.deepcopy(TINY)
+    scenario["algorithm"] = {"kind": "group-fel", "rounds": 2,
+                             "group_operation": {"quadratic_s": 0.5, "peer_bytes": 1000}}
+    rows = check_rounds(run(scenario))
+    assert all(r["group_operation_s"] > 0 for r in rows)
+
+
+@pytest.mark.parametrize("kind", ["hier-fedavg", "fed-chs"])
+def test_rounds_add_up_on_the_road(tiny, kind):
+    scenario = iov_scenario(tiny)
+    scenario["algorithm"] = {"kind": kind, "rounds": 3}
+    check_rounds(run(scenario))
+
+
+def test_rounds_csv_and_the_summary_statistics(tmp_path):
+    scenario = copy.deepcopy(TINY)
+    result = netfl.run(netfl.load_scenario(scenario), out_dir=tmp_path, run_id="r")
+    import pandas as pd
+
+    table = pd.read_csv(result.path / "rounds.csv")
+    assert len(table) == result.summary["rounds"]
+    stats = result.summary["round_critical_path"]
+    assert stats["duration_s"]["max"] == pytest.approx(table["duration_s"].max())
+    assert set(stats) == {"duration_s", *(f"{p}_s" for p in PARTS)}
