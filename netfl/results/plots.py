@@ -1,21 +1,20 @@
-"""Plots of one run and of reports. The only module that imports matplotlib (Agg backend: no
-screen). The report plots (plot_bands, plot_time_breakdown) use the Figure API, not pyplot, so
-threads may draw them at once."""
+"""Plots of one run and of reports. The only module that imports matplotlib (its Agg canvas:
+no screen). Every figure is a Figure outside pyplot, so threads may draw at once; the
+``*_figure`` functions return it (the tests read its artists), the ``plot_*`` ones write it.
+
+Accuracy is drawn as a step curve: between two evaluations the model held is the one last
+evaluated, never a straight ramp. A category has one colour in every figure
+(netfl.results.palette).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+from netfl.results.palette import colour
 
 
 def _figure(**kwargs):
@@ -27,6 +26,11 @@ def _figure(**kwargs):
     fig = Figure(**kwargs)
     FigureCanvasAgg(fig)
     return fig
+
+
+def _save(fig, path: Path, **kwargs) -> Path:
+    fig.savefig(path, **kwargs)
+    return Path(path)
 
 
 def _time_axis(seconds: pd.Series) -> tuple[pd.Series, str]:
@@ -54,34 +58,37 @@ def plot_run(metrics: pd.DataFrame, out_dir: Path, title: str,
              target_accuracy: float | None = None) -> list[Path]:
     """Write accuracy_vs_time.png and accuracy_vs_bytes.png, and accuracy_vs_cost.png where the
     algorithm charges eq. (5)'s cost; return their paths."""
-    plt = _pyplot()
-    written = []
-    curves = [("sim_time_s", _time_axis, "accuracy_vs_time.png"),
-              ("bytes_total", _bytes_axis, "accuracy_vs_bytes.png")]
+    names = [("sim_time_s", "accuracy_vs_time.png"), ("bytes_total", "accuracy_vs_bytes.png")]
     if "cost_total" in metrics and metrics["cost_total"].notna().any():
-        curves.append(("cost_total", _cost_axis, "accuracy_vs_cost.png"))
-    for x_name, axis, filename in curves:
-        x, label = axis(metrics[x_name])
-        fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=110)
-        ax.plot(x, metrics["accuracy"], marker="o", markersize=3, linewidth=1.5)
-        if target_accuracy is not None:
-            ax.axhline(target_accuracy, color="grey", linestyle="--", linewidth=1,
-                       label=f"target {target_accuracy:g}")
-            ax.legend(loc="lower right")
-        written.append(_finish(plt, fig, ax, label, title, Path(out_dir) / filename))
-    return written
+        names.append(("cost_total", "accuracy_vs_cost.png"))
+    return [_save(accuracy_figure(metrics, x_name, title, target_accuracy),
+                  Path(out_dir) / filename) for x_name, filename in names]
 
 
-def _finish(plt, fig, ax, x_label: str, title: str, path: Path) -> Path:
-    """Label an accuracy figure, save it to ``path`` and close it."""
+def accuracy_figure(metrics: pd.DataFrame, x_name: str, title: str,
+                    target_accuracy: float | None = None):
+    """One run's accuracy against ``x_name`` (``sim_time_s``, ``bytes_total``, ``cost_total``):
+    a step curve (the model last evaluated is held until the next evaluation), a marker at
+    each evaluation."""
+    fig = _figure(figsize=(6.4, 4.0), dpi=110)
+    ax = fig.subplots()
+    x, label = AXES[x_name](metrics[x_name])
+    ax.step(x, metrics["accuracy"], where="post", marker="o", markersize=3, linewidth=1.5)
+    if target_accuracy is not None:
+        ax.axhline(target_accuracy, color="grey", linestyle="--", linewidth=1,
+                   label=f"target {target_accuracy:g}")
+        ax.legend(loc="lower right")
+    _label(fig, ax, label, title)
+    return fig
+
+
+def _label(fig, ax, x_label: str, title: str) -> None:
+    """Label an accuracy figure and lay it out."""
     ax.set_xlabel(x_label)
     ax.set_ylabel("test accuracy")
     ax.set_title(title)
     ax.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return Path(path)
 
 
 AXES = {"sim_time_s": _time_axis, "bytes_total": _bytes_axis, "cost_total": _cost_axis}
@@ -89,29 +96,29 @@ AXES = {"sim_time_s": _time_axis, "bytes_total": _bytes_axis, "cost_total": _cos
 
 def plot_comparison(runs: dict[str, pd.DataFrame], x_name: str, path: Path,
                     title: str) -> Path:
-    """One accuracy curve per run (label -> its metrics table) against ``x_name``
+    """One accuracy step curve per run (label -> its metrics table) against ``x_name``
     (``sim_time_s``, ``bytes_total`` or ``cost_total``), on one figure written to ``path``."""
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=110)
+    fig = _figure(figsize=(6.4, 4.0), dpi=110)
+    ax = fig.subplots()
     label = x_name
     for name, metrics in runs.items():
         x, label = AXES[x_name](metrics[x_name])
-        ax.plot(x, metrics["accuracy"], linewidth=1.5, label=name)
+        ax.step(x, metrics["accuracy"], where="post", linewidth=1.5, label=name)
     ax.legend(loc="lower right", fontsize=8)
-    return _finish(plt, fig, ax, label, title, path)
+    _label(fig, ax, label, title)
+    return _save(fig, path)
 
 
 def plot_partition(table: pd.DataFrame, out_dir: Path, title: str) -> Path:
     """partition.png: each client's label shares (left, clients grouped by edge server) and each
     edge server's (right), as heat maps; marginal bars show sample counts."""
-    plt = _pyplot()
     labels = [c for c in table.columns if c.startswith("label_")]
     per_client = table[labels].to_numpy(dtype=float)
     per_edge = table.groupby("edge_server", sort=False)[labels].sum()
     shares = per_client / per_client.sum(axis=1, keepdims=True).clip(min=1)
     edge_shares = per_edge.to_numpy() / per_edge.to_numpy().sum(axis=1, keepdims=True).clip(min=1)
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.2), dpi=110,
-                                      gridspec_kw={"width_ratios": [3, 1]})
+    fig = _figure(figsize=(10, 4.2), dpi=110)
+    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [3, 1]})
     image = left.imshow(shares.T, aspect="auto", cmap="viridis", vmin=0, vmax=1,
                         interpolation="nearest")
     boundaries = table["edge_server"].ne(table["edge_server"].shift()).to_numpy().nonzero()[0]
@@ -130,44 +137,59 @@ def plot_partition(table: pd.DataFrame, out_dir: Path, title: str) -> Path:
     right.set_title("per edge server")
     fig.colorbar(image, ax=[left, right], shrink=0.8, label="share of the node's samples")
     fig.suptitle(title)
-    path = Path(out_dir) / "partition.png"
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _save(fig, Path(out_dir) / "partition.png")
+
+
+MAX_VEHICLES_DRAWN = 5000  # past this, a stated sample spread over the vehicles' entry times
 
 
 def plot_space_time(segments: list[tuple[tuple[float, float], tuple[float, float]]],
                     rsu_x: list[float], coverage_m: float, model_track: list[tuple[float, float]],
                     t_end_s: float, path: Path, title: str) -> Path:
-    """space_time.png: vehicles' x position against simulated time (thin lines, one per
-    straight segment: ((t0, x0), (t1, x1)) in s and m), each RSU's position and coverage band,
-    and the model's position (the RSU holding it) as a thick step line."""
-    plt = _pyplot()
+    """space_time.png (``space_time_figure``), written to ``path``."""
+    return _save(space_time_figure(segments, rsu_x, coverage_m, model_track, t_end_s, title),
+                 path)
+
+
+def space_time_figure(segments: list[tuple[tuple[float, float], tuple[float, float]]],
+                      rsu_x: list[float], coverage_m: float,
+                      model_track: list[tuple[float, float]], t_end_s: float, title: str):
+    """Vehicles' x position against simulated time (thin lines, one straight segment per
+    vehicle: ((t0, x0), (t1, x1)) in s and m), each RSU's position and coverage band, and the
+    model's position (the RSU holding it) as a thick step line. Every vehicle is drawn, or past
+    ``MAX_VEHICLES_DRAWN`` an even sample over their entry times; the figure says which."""
     from matplotlib.collections import LineCollection
 
-    fig, ax = plt.subplots(figsize=(9, 5), dpi=110)
+    fig = _figure(figsize=(9, 5), dpi=110)
+    ax = fig.subplots()
     for x in sorted(set(rsu_x)):  # on a lattice several RSUs share an x
         ax.axhspan(x - coverage_m, x + coverage_m, color="tab:blue", alpha=0.06, linewidth=0)
         ax.axhline(x, color="tab:blue", linewidth=0.6, linestyle=":")
-    ax.add_collection(LineCollection(segments, colors="0.45", linewidths=0.5, alpha=0.7,
+    total = len(segments)
+    drawn = sorted(segments, key=lambda seg: seg[0][0])
+    if total > MAX_VEHICLES_DRAWN:
+        drawn = [drawn[i] for i in np.linspace(0, total - 1, MAX_VEHICLES_DRAWN).astype(int)]
+    ax.add_collection(LineCollection(drawn, colors="0.45", linewidths=0.5,
+                                     alpha=min(0.7, max(0.1, 300 / max(len(drawn), 1))),
                                      label="vehicles"))
+    shown = (f"all {total:,} vehicles shown" if len(drawn) == total else
+             f"{len(drawn):,} of {total:,} vehicles shown (evenly over their entry times)")
+    ax.text(0.01, 0.99, shown, transform=ax.transAxes, va="top", fontsize=8,
+            bbox={"facecolor": "white", "alpha": 0.7, "linewidth": 0})
     if model_track:
         times = [t for t, _ in model_track] + [t_end_s]
         xs = [x for _, x in model_track] + [model_track[-1][1]]
-        ax.step(times, xs, where="post", color="tab:red", linewidth=2.2, label="model (at RSU)")
+        ax.step(times, xs, where="post", color=colour("model"), linewidth=2.2,
+                label="model (at RSU)")
     ax.plot([], [], color="tab:blue", linestyle=":", label="RSU (band: coverage)")
-    low = min(rsu_x) - coverage_m
-    high = max(rsu_x) + coverage_m
     ax.set_xlim(0, max(t_end_s, 1e-9))
-    ax.set_ylim(low, high)
+    ax.set_ylim(min(rsu_x) - coverage_m, max(rsu_x) + coverage_m)
     ax.set_xlabel("simulated time (s)")
     ax.set_ylabel("x position (m)")
     ax.set_title(title)
     ax.legend(loc="upper right", fontsize=8)
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return Path(path)
+    return fig
 
 
 def _common_axis(x_name: str, xs: list[pd.Series]) -> tuple[float, str]:
@@ -212,8 +234,13 @@ def plot_bands(curves: dict[str, pd.DataFrame], x_name: str, path: Path, title: 
 
 
 def plot_time_breakdown(table: pd.DataFrame, path: Path, title: str) -> Path:
+    """``time_breakdown_figure``, written to ``path``."""
+    return _save(time_breakdown_figure(table, title), path, bbox_inches="tight")
+
+
+def time_breakdown_figure(table: pd.DataFrame, title: str):
     """Stacked horizontal bars: one per group (the table's index), one segment per column
-    (node-seconds by category)."""
+    (node-seconds by category, each in its category's colour)."""
     height = 1.2 + 0.45 * max(1, len(table))
     fig = _figure(figsize=(8.0, height), dpi=110)
     ax = fig.subplots()
@@ -224,36 +251,48 @@ def plot_time_breakdown(table: pd.DataFrame, path: Path, title: str) -> Path:
     labels = [str(i) for i in table.index]
     for column in table.columns:
         values = table[column] / scale
-        ax.barh(labels, values, left=left, label=column, height=0.6)
+        ax.barh(labels, values, left=left, label=column, height=0.6, color=colour(column))
         left = left + values
     ax.invert_yaxis()  # first group on top
     ax.set_xlabel(f"node-time ({unit}), summed over nodes and transfers")
     ax.set_title(title)
     ax.grid(axis="x", alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
-    fig.savefig(path, bbox_inches="tight")
-    return Path(path)
+    return fig
 
 
 def plot_contact_chart(spans: dict[str, list[tuple[float, float]]],
                        holder: list[tuple[float, str]], t_end_s: float, path: Path,
-                       title: str) -> Path:
-    """contact_chart.png: one row per satellite (those in view of some user by ``t_end_s``,
-    in order of first rise), a bar where it sees at least one user, and the satellite holding
-    the model as a thick step line across the rows."""
-    plt = _pyplot()
+                       title: str, start_holder: str | None = None) -> Path:
+    """contact_chart.png (``contact_chart_figure``), written to ``path``."""
+    return _save(contact_chart_figure(spans, holder, t_end_s, title, start_holder), path)
+
+
+def contact_chart_figure(spans: dict[str, list[tuple[float, float]]],
+                         holder: list[tuple[float, str]], t_end_s: float, title: str,
+                         start_holder: str | None = None):
+    """One row per satellite (those in view of some user by ``t_end_s``, in order of first
+    rise), a bar where it sees at least one user, and the satellite holding the model as a
+    thick step line across the rows: ``holder`` lists (time s, satellite) from the first
+    holder on; where it is empty (no hand-over), ``start_holder``, when given, held the model
+    all run long (a flat line on its row)."""
     rows = sorted((s for s in spans if spans[s] and spans[s][0][0] <= t_end_s),
                   key=lambda s: (spans[s][0][0], s))
     row = {s: k for k, s in enumerate(rows)}
-    fig, ax = plt.subplots(figsize=(9, max(3.0, min(12.0, 0.12 * len(rows) + 2))), dpi=110)
+    fig = _figure(figsize=(9, max(3.0, min(12.0, 0.12 * len(rows) + 2))), dpi=110)
+    ax = fig.subplots()
     for s in rows:
         bars = [(a, min(b, t_end_s) - a) for a, b in spans[s] if a <= t_end_s]
         ax.broken_barh(bars, (row[s] - 0.35, 0.7), color="tab:blue", alpha=0.45, linewidth=0)
+    if not holder and start_holder is not None:
+        holder = [(0.0, start_holder)]
     track = [(t, row[s]) for t, s in holder if s in row]
     if track:
         times = [t for t, _ in track] + [t_end_s]
         ys = [y for _, y in track] + [track[-1][1]]
-        ax.step(times, ys, where="post", color="tab:red", linewidth=2.0, label="model holder")
+        moved = len(track) > 1
+        ax.step(times, ys, where="post", color=colour("model"), linewidth=2.0,
+                label="model holder" if moved else "model holder (no hand-over)")
         ax.legend(loc="upper left", fontsize=8)
     ax.set_xlim(0, max(t_end_s, 1e-9))
     ax.set_ylim(-1, max(len(rows), 1))
@@ -262,38 +301,52 @@ def plot_contact_chart(spans: dict[str, list[tuple[float, float]]],
     ax.set_yticks([])
     ax.set_title(title)
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return Path(path)
+    return fig
 
 
-TIMELINE_COLOURS = {"compute": "tab:green", "transfer": "tab:blue"}
+TIMELINE_CATEGORIES = ("transfer", "failed", "cancelled", "compute")  # drawn in this order
+MIN_SLICE_FRACTION = 0.003  # the narrowest slice drawn, as a share of the time axis
 
 
 def plot_timeline(rows: dict[str, list[tuple[float, float, str]]], marks: list[float],
                   path: Path, title: str, note: str = "") -> Path:
-    """A Gantt chart: one row per node (``rows``: (start s, duration s, category) spans),
-    coloured by category as in the time breakdown, with vertical lines at ``marks`` (rounds)."""
+    """timeline.png (``timeline_figure``), written to ``path``."""
+    return _save(timeline_figure(rows, marks, title, note), path, bbox_inches="tight")
+
+
+def timeline_figure(rows: dict[str, list[tuple[float, float, str]]], marks: list[float],
+                    title: str, note: str = ""):
+    """A Gantt chart: one row per node (``rows``: (start s, duration s, category) spans, the
+    categories of ``TIMELINE_CATEGORIES``), each category in its colour (netfl.results.palette),
+    with vertical lines at ``marks`` (rounds). A slice narrower than ``MIN_SLICE_FRACTION`` of
+    the time axis is drawn that wide (a 4 ms training in an hour's run stays visible), and
+    computing is drawn last, over the transfers it overlaps."""
     height = 1.4 + 0.28 * max(1, len(rows))
     fig = _figure(figsize=(10.0, height), dpi=110)
     ax = fig.subplots()
     names = list(rows)
-    for y, name in enumerate(names):
-        for category, colour in TIMELINE_COLOURS.items():
-            bars = [(start, max(duration, 1e-9)) for start, duration, c in rows[name]
+    ends = [start + duration for spans in rows.values() for start, duration, _ in spans]
+    begins = [start for spans in rows.values() for start, _, _ in spans]
+    width = MIN_SLICE_FRACTION * ((max(ends) - min(begins)) if ends else 0.0) or 1e-9
+    present = {c for spans in rows.values() for _, _, c in spans}
+    for category in TIMELINE_CATEGORIES:
+        for y, name in enumerate(names):
+            bars = [(start, max(duration, width)) for start, duration, c in rows[name]
                     if c == category]
             if bars:
-                ax.broken_barh(bars, (y - 0.35, 0.7), color=colour, alpha=0.75, linewidth=0)
+                ax.broken_barh(bars, (y - 0.35, 0.7), color=colour(category), alpha=0.8,
+                               linewidth=0, label=category)
     for t in marks:
-        ax.axvline(t, color="grey", linewidth=0.6, linestyle=":")
+        ax.axvline(t, color=colour("round"), linewidth=0.6, linestyle=":")
     ax.set_yticks(range(len(names)), names, fontsize=7)
     ax.set_ylim(len(names) - 0.5, -0.5)
     ax.set_xlabel("simulated time (s)")
     ax.set_title(title + (f"\n{note}" if note else ""), fontsize=9)
-    for category, colour in TIMELINE_COLOURS.items():
-        ax.plot([], [], color=colour, linewidth=6, alpha=0.75, label=category)
-    ax.plot([], [], color="grey", linestyle=":", label="round")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    handles = [ax.plot([], [], color=colour(c), linewidth=6, alpha=0.8,
+                       label=f"{c} transfer" if c in ("failed", "cancelled") else c)[0]
+               for c in TIMELINE_CATEGORIES if c in present or c in ("compute", "transfer")]
+    handles += ax.plot([], [], color=colour("round"), linestyle=":", label="round")
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8,
+              frameon=False)
     ax.grid(axis="x", alpha=0.3)
-    fig.savefig(path, bbox_inches="tight")
-    return Path(path)
+    return fig

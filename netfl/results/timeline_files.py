@@ -51,32 +51,31 @@ def gantt_rows(events: pd.DataFrame, max_nodes: int = 30, start_s: float = 0.0,
                tiers: dict[str, str] | None = None
                ) -> tuple[dict[str, list[tuple[float, float, str]]], list[float], str]:
     """What ``timeline.png`` draws: for the ``max_nodes`` busiest nodes (or ``nodes``), each
-    node's spans (start, duration, ``compute`` or ``transfer``: training and aggregations it
-    ran, transfers it sent) within the window; the round marks (cloud aggregations, else edge
-    aggregations, else evaluations); and a note saying which nodes were left out."""
-    spans: dict[str, list[tuple[float, float, str]]] = {}
-    timed = events[events["kind"].isin(("train_end", "aggregate", "transfer_end"))] if len(
-        events) else events
-    for row in records(timed):
-        kind = row["kind"]
-        t, duration = float(row["time_s"]), float(row["duration_s"])
-        if t < start_s or t - duration > end_s:
-            continue
-        node = row["src"] if kind == "transfer_end" else row["node"]
-        category = "transfer" if kind == "transfer_end" else "compute"
-        spans.setdefault(node, []).append((t - duration, duration, category))
+    node's spans (start, duration, category) within the window: ``compute`` (training and
+    aggregations it ran), ``transfer`` (transfers it sent and delivered), ``failed`` and
+    ``cancelled`` (its attempts that failed, from the attempt's start to its failure, and its
+    transfers cancelled, from their last attempt's start); the round marks (cloud aggregations,
+    else edge aggregations, else evaluations); and a note saying which nodes were left out.
+    The cloud's row is always kept among the busiest."""
+    spans = _spans(events, start_s, end_s)
+    tiers = node_tiers(events) if tiers is None else tiers
+    busy = {n: sum(d for _, d, _ in spans[n]) for n in spans}
+    ranked = sorted(spans, key=lambda n: -busy[n])
+    clouds = [n for n in ranked if tiers.get(n) == "cloud"]
     if nodes is not None:
         chosen = [n for n in nodes if n in spans]
-    else:
-        chosen = sorted(spans, key=lambda n: -sum(d for _, d, _ in spans[n]))[:max_nodes]
-    tiers = node_tiers(events) if tiers is None else tiers
+    else:  # the cloud first, then the busiest
+        chosen = sorted(ranked, key=lambda n: n not in clouds)[:max_nodes]
+    clouds = [] if set(chosen) == set(ranked[:max_nodes]) else clouds  # kept only as the cloud
     order = {tier: i for i, tier in enumerate(reversed(TIERS))}
     # within a tier, in order of first activity: a sequential schedule reads as a staircase
     chosen.sort(key=lambda n: (order.get(tiers.get(n, "edge"), 1),
                                min(start for start, _, _ in spans[n]), n))
     note = "" if len(chosen) == len(spans) else (
-        f"the {len(chosen)} busiest of {len(spans)} nodes" if nodes is None
-        else f"{len(chosen)} chosen nodes of {len(spans)}")
+        f"{len(chosen)} chosen nodes of {len(spans)}" if nodes is not None
+        else f"the {len(chosen)} busiest of {len(spans)} nodes" if not clouds
+        else f"the cloud and the {len(chosen) - len(clouds)} busiest of "
+             f"{len(spans) - len(clouds)} other nodes")
     aggregations = events[events["kind"] == "aggregate"] if len(events) else events
     marks: list[float] = []
     for level in ("cloud", "edge"):
@@ -91,3 +90,30 @@ def gantt_rows(events: pd.DataFrame, max_nodes: int = 30, start_s: float = 0.0,
         marks = marks[::every]
         note = "; ".join(filter(None, (note, f"every {every}th round marked")))
     return {n: spans[n] for n in chosen}, marks, note
+
+
+def _spans(events: pd.DataFrame, start_s: float, end_s: float
+           ) -> dict[str, list[tuple[float, float, str]]]:
+    """Each node's (start s, duration s, category) spans overlapping [start_s, end_s] (see
+    ``gantt_rows``)."""
+    spans: dict[str, list[tuple[float, float, str]]] = {}
+    kinds = ("train_end", "aggregate", "transfer_end", "transfer_start", "transfer_fail")
+    timed = events[events["kind"].isin(kinds)] if len(events) else events
+    attempt_began: dict[int, float] = {}  # transfer id -> its latest attempt's start
+    for row in records(timed):
+        kind, t = row["kind"], float(row["time_s"])
+        if kind == "transfer_start":
+            attempt_began[int(row["transfer_id"])] = t
+            continue
+        if kind == "transfer_fail":
+            began = attempt_began.get(int(row["transfer_id"]), t)
+            node, duration = row["src"], t - began
+            category = "cancelled" if row["reason"] == "cancelled" else "failed"
+        else:
+            duration = float(row["duration_s"])
+            node = row["src"] if kind == "transfer_end" else row["node"]
+            category = "transfer" if kind == "transfer_end" else "compute"
+        if t < start_s or t - duration > end_s:
+            continue
+        spans.setdefault(node, []).append((t - duration, duration, category))
+    return spans
