@@ -7,9 +7,9 @@ import math
 import pytest
 
 import netfl
-from netfl.simulation import Simulation
 from netfl.results.rounds import PARTS, Activity, critical_path, transfer_part
 from netfl.scenario.kinds import algorithm_kinds
+from netfl.simulation import Simulation
 from tests.conftest import TINY
 from tests.world.test_iov import iov_scenario
 
