@@ -24,6 +24,7 @@ from netfl.errors import ScenarioError, ScenarioProblem
 from netfl.learn import build_data, build_trainer
 from netfl.network.helper import build_network
 from netfl.results.event_spool import EventSpool
+from netfl.results.participation import PARTICIPATION_COLUMNS, Participation
 from netfl.results.recorder import Recorder
 from netfl.results.rounds import ROUND_COLUMNS, RoundAnalyzer, round_statistics
 from netfl.scenario import Scenario
@@ -153,6 +154,7 @@ class Simulation:
         spool = EventSpool(events_dir) if keep and events_dir is not None else None
         self.recorder = Recorder(self.trace, self.world.tier, keep_events=keep, spool=spool)
         self.rounds = RoundAnalyzer(self.trace, self.world.tier)  # each round's critical path
+        self.participation = Participation(self.trace, self.world.tier)
         self.network = build_network(self.env, self.world, scenario.links, self.streams,
                                      self.trace)
         self.fleet = Fleet(self.env, self.world, scenario.devices, self.streams, self.trace,
@@ -229,8 +231,11 @@ class Simulation:
         return table
 
     def analysis_tables(self) -> dict[str, pd.DataFrame]:
-        """rounds.csv: each round's critical path (netfl.results.rounds)."""
-        return {"rounds": pd.DataFrame(self.rounds.rows, columns=ROUND_COLUMNS)}
+        """rounds.csv (each round's critical path, netfl.results.rounds) and
+        participation.csv (who took part, per round and server, netfl.results.participation)."""
+        return {"rounds": pd.DataFrame(self.rounds.rows, columns=ROUND_COLUMNS),
+                "participation": pd.DataFrame(self.participation.rows,
+                                              columns=PARTICIPATION_COLUMNS)}
 
     def world_tables(self) -> dict[str, pd.DataFrame]:
         """Tables of a mobile world for the results directory: visits.csv (each vehicle's
@@ -252,18 +257,28 @@ class Simulation:
             spans = {s: world.coverage(s) for s in world.edge_servers}
             plot_contact_chart(spans, self.recorder.model_path, self.env.now,
                                Path(directory) / "contact_chart.png",
-                               f"{self.scenario.name}: satellites in view and the model")
+                               f"{self.scenario.name}: satellites in view and the model",
+                               start_holder=self._only_holder())
             return
         if not isinstance(self.world, RoadWorld):
             return
         from netfl.results.plots import plot_space_time
 
         world, now = self.world, self.env.now
-        model = [(t, world.rsu_xy[node][0]) for t, node in self.recorder.model_path
-                 if node in world.rsu_xy]
-        plot_space_time(space_time_segments(world, now), [x for x, _ in world.rsu_xy.values()],
+        path = self.recorder.model_path or [(0.0, self._only_holder())]
+        model = [(t, world.rsu_xy[node][0]) for t, node in path if node in world.rsu_xy]
+        plot_space_time(space_time_segments(world, now, max_vehicles=len(world.visits)),
+                        [x for x, _ in world.rsu_xy.values()],
                         world.coverage_m, model, now, Path(directory) / "space_time.png",
                         f"{self.scenario.name}: vehicles, RSUs and the model")
+
+    def _only_holder(self) -> str | None:
+        """The node that held the model all run long where no hand-over was tried and every
+        aggregation was at that one node (Fed-CHS that never moved); None otherwise."""
+        rec = self.recorder
+        if rec.model_path or rec.handovers_failed or len(rec.aggregators) != 1:
+            return None
+        return next(iter(rec.aggregators))
 
     def metrics(self) -> pd.DataFrame:
         return pd.DataFrame(self.recorder.metrics, columns=METRIC_COLUMNS)
@@ -345,6 +360,7 @@ class Simulation:
             "netfl_version": _version(),
             "world_notes": list(self.world.notes),
             "round_critical_path": round_statistics(self.rounds.rows),
+            "participation": self.participation.summary(),
         }
         extras = self.algorithm.summary_extras() | self.world.summary(self.env.now)
         clash = set(extras) & set(summary)

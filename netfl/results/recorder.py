@@ -78,6 +78,7 @@ class Recorder:
         self.handovers = 0
         self.handovers_failed = 0
         self.model_path: list[tuple[float, str]] = []  # (time, node) where hand-overs put it
+        self.aggregators: set[str] = set()  # nodes that aggregated (two at most are kept)
         self.compute_time_s_by_tier: Counter[str] = Counter()
         self.aggregation_time_s_by_tier: Counter[str] = Counter()
         self.updates_lost_in_training = 0
@@ -149,6 +150,8 @@ class Recorder:
 
     def _on_aggregate(self, r: Aggregate) -> None:
         self.aggregation_time_s_by_tier[self._tier(r.node)] += r.duration_s
+        if len(self.aggregators) < 2:
+            self.aggregators.add(r.node)
 
     def _on_dropout(self, r: Dropout) -> None:
         if not r.up:

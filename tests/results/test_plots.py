@@ -118,3 +118,31 @@ def test_the_timeline_keeps_short_compute_visible_and_shows_failures():
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert labels == ["transfer", "failed transfer", "cancelled transfer", "compute", "round"]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["cloud", "c0"]
+
+
+def test_a_road_run_without_hand_overs_draws_its_holder_and_every_vehicle(tmp_path,
+                                                                          monkeypatch):
+    """Fed-CHS on a road of one RSU never hands over: the model line still shows where it
+    was, and every vehicle is drawn (not the first 400)."""
+    import copy
+
+    from netfl.scenario import load_scenario
+    from netfl.simulation import Simulation
+    from tests.conftest import TINY
+    from tests.world.test_iov import iov_scenario
+
+    scenario = iov_scenario(copy.deepcopy(TINY))
+    scenario["algorithm"]["rounds"] = 2
+    scenario["world"]["rsus"] = {"spacing": "5 km", "coverage": "2 km"}
+    simulation = Simulation(load_scenario(scenario))
+    simulation.run()
+    assert simulation.recorder.model_path == []
+    drawn = {}
+    monkeypatch.setattr(plots, "plot_space_time", lambda segments, rsu_x, coverage, model, *a:
+                        drawn.update(segments=segments, model=model))
+    simulation.plot_world(tmp_path)
+    assert drawn["model"] == [(0.0, simulation.world.rsu_xy["e0"][0])]
+    from netfl.world.iov import space_time_segments
+
+    every = space_time_segments(simulation.world, simulation.env.now, max_vehicles=10**9)
+    assert drawn["segments"] == every and len(every) > 0
