@@ -520,3 +520,62 @@ def test_fields_added_at_their_defaults_keep_the_run_ids_of_existing_sweeps():
     from netfl.sweep.grid import run_id
 
     assert run_id({"lr": 0.1}, load_scenario(TINY), base_dir=Path.cwd()) == "lr-0.1-34cc9d97"
+
+
+# ----------------------------------------------------------------------------- labels and ids
+
+
+def test_a_case_label_names_its_runs_and_a_whole_section_reads_as_its_kind(tmp_path):
+    algorithm = {**TINY["algorithm"], "kind": "fedavg", "batch_size": 32}
+    path = write_scenario(tmp_path, sweep={"seeds": 1, "cases": [
+        {"label": "flat avg", "algorithm": algorithm},
+        {"algorithm": {**algorithm, "kind": "hier-fedavg"}}]})
+    sweep = load_sweep(path)
+    first, second = sweep.points
+    assert first.label == "flat avg" and second.label is None
+    assert "label" not in first.params  # not a scenario field: not hashed, not a parameter
+    assert first.run_id.startswith("flat-avg_s1-")
+    assert second.run_id.startswith("hier-fedavg_s1-")  # not algorithm-batchsize32...
+    assert sweep.definition()["cases"][0]["label"] == "flat avg"
+    # the label leaves the hash alone: the same point without it keeps its hash
+    unlabelled = load_sweep(write_scenario(tmp_path, sweep={"seeds": 1, "cases": [
+        {"algorithm": algorithm}]})).points[0]
+    assert unlabelled.run_id.rsplit("-", 1)[1] == first.run_id.rsplit("-", 1)[1]
+
+
+def test_bad_labels_are_reported(tmp_path):
+    path = write_scenario(tmp_path, sweep={"cases": [
+        {"label": "", "algorithm.rounds": 1}, {"label": "a", "algorithm.rounds": 2},
+        {"label": "a", "algorithm.rounds": 3}, {"label": "alone"}]})
+    with pytest.raises(ScenarioError) as info:
+        load_sweep(path)
+    text = str(info.value)
+    assert "a case's label is a non-empty text" in text
+    assert "given to two cases" in text
+    assert "at least one override besides its label" in text
+
+
+def test_a_run_made_under_an_earlier_slug_is_resumed_by_its_hash(tmp_path):
+    """Sweeps made before readable ids (``algorithm-batchsize32evale_s1-<hash>``) resume: the
+    hash, not the slug, finds the run."""
+    from netfl.sweep.runner import run_dir
+
+    algorithm = {**TINY["algorithm"], "rounds": 1}
+    path = write_scenario(tmp_path, sweep={"seeds": 2, "cases": [{"algorithm": algorithm}]})
+    sweep = load_sweep(path)
+    out = tmp_path / "out"
+    first = run_sweep(sweep, out, LocalExecutor(workers=1))
+    assert first.counts["done"] == 2
+    for point in sweep.points:  # as an older netfl named them
+        new = out / "runs" / point.scenario.name / point.run_id
+        new.rename(new.with_name(f"algorithm-batchsize16roun_s{point.params['seed']}-"
+                                 f"{point.run_id.rsplit('-', 1)[1]}"))
+    again = run_sweep(load_sweep(path), out, LocalExecutor(workers=1))
+    assert again.counts["done"] == 2 and again.reused == 2
+    assert len(run_dirs(out)) == 2  # nothing ran again
+    assert all(run_dir(out, p).name.startswith("algorithm-batchsize16roun_")
+               for p in sweep.points)
+    # a report over the sweep finds the runs where they are
+    from netfl.results.report import collect
+
+    assert len(collect([out]).runs) == 2

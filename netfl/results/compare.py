@@ -58,8 +58,9 @@ def _group_key(run: RunRecord, columns: list[str], written: bool = False) -> tup
     """The run's group: its resolved values, or (``written``) a sweep's values as written
     (``2 Mbps``, not 2e+06) where it swept that very key."""
     values = {"world": run.world, "algorithm": run.summary.get("algorithm")}
-    if written:
-        values.update({c: run.written[c] for c in columns if c in run.written})
+    if written:  # a swept whole section (a mapping) shows as the fields inside it instead
+        values.update({c: run.written[c] for c in columns if c in run.written
+                       and c not in values and not isinstance(run.written[c], dict)})
     return tuple(_show(values[c] if c in values else run.params.get(c)) for c in columns)
 
 

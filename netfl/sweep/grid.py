@@ -47,6 +47,7 @@ from netfl.scenario import Scenario
 # its file:line error reports and its resolution of relative paths against the file's folder.
 from netfl.scenario.loader import _apply_overrides, _problems, _read_yaml, remember_origin
 from netfl.sweep.parse import (
+    LABEL,
     MAX_SWEEP_POINTS,
     Origin,
     Value,
@@ -88,12 +89,14 @@ class Point:
 
     params: what this point sets, in order (case keys, grid keys, then ``seed``), as read.
     overrides: every ``KEY=VALUE`` applied to the file (``--set`` first), in order.
+    label: its case's ``label:`` (the name of its group in reports), or None.
     """
 
     params: dict
     overrides: tuple[str, ...]
     scenario: Scenario
     run_id: str
+    label: str | None = None
 
 
 @dataclass
@@ -107,11 +110,17 @@ class Sweep:
     grid: dict[str, list[Value]]
     seeds: list[int] | None
     points: list[Point] = field(default_factory=list)
+    labels: list[str | None] = field(default_factory=list)  # one per case: its label: or None
 
     @property
     def param_keys(self) -> list[str]:
         keys = [k for case in self.cases for k in case] + list(self.grid) + [SEED]
         return list(dict.fromkeys(keys))
+
+    @property
+    def case_labels(self) -> list[str | None]:
+        """Each case's ``label:``, or None."""
+        return [*self.labels, *[None] * (len(self.cases) - len(self.labels))][:len(self.cases)]
 
     def definition(self) -> dict:
         """The sweep as plain data (for sweep.json)."""
@@ -119,7 +128,9 @@ class Sweep:
             "scenario": str(self.source),
             "name": self.name,
             "set": list(self.fixed),
-            "cases": [{k: v.value for k, v in case.items()} for case in self.cases],
+            "cases": [{**({LABEL: label} if label else {}),
+                       **{k: v.value for k, v in case.items()}}
+                      for case, label in zip(self.cases, self.case_labels, strict=True)],
             "grid": {k: [v.value for v in values] for k, values in self.grid.items()},
             "seeds": self.seeds,
             "params": self.param_keys,
@@ -146,8 +157,8 @@ def load_sweep(path: str | Path, grid: Sequence[str] = (), seeds: int | None = N
     raw, lines = _read_yaml(path)
     source = str(path)
     problems: list[ScenarioProblem] = []
-    cases, file_grid, file_seeds, origins = parse_section(raw.pop("sweep", None), source,
-                                                           lines, problems)
+    cases, file_grid, file_seeds, origins, labels = parse_section(
+        raw.pop("sweep", None), source, lines, problems)
     cli_grid = parse_cli_grid(grid, problems)
     for key in cli_grid:
         origins[("grid", key)] = Origin("--grid")
@@ -175,7 +186,8 @@ def load_sweep(path: str | Path, grid: Sequence[str] = (), seeds: int | None = N
         problems.append(ScenarioProblem(SEED, "swept by the grid and by seeds; use one",
                                         has_value=False, source="--seeds"
                                         if seeds is not None else source))
-    sweep = Sweep(path, str(raw.get("name", path.stem)), fixed, cases, merged, seeds_run)
+    sweep = Sweep(path, str(raw.get("name", path.stem)), fixed, cases, merged, seeds_run,
+                  labels=labels)
     count = (max(len(cases), 1) * math.prod(len(v) for v in merged.values())
              * len(seeds_run or [None]))
     if count > MAX_SWEEP_POINTS:
@@ -223,8 +235,9 @@ def _expand(sweep: Sweep, raw: dict, lines: dict, origins: dict,
                     continue
                 params = {k: v.value for k, v in swept}
                 params[SEED] = scenario.seed
+                label = (sweep.case_labels or [None])[case_index]
                 points.append(Point(params, (*sweep.fixed, *texts), scenario,
-                                    run_id(params, scenario)))
+                                    run_id(params, scenario, label=label, case=case), label))
     if problems:
         raise ScenarioError(list(problems.values()))
     if not check_duplicates:  # the sweep's section has problems: repeated points may come from them
@@ -307,19 +320,30 @@ def _locate(problem: ScenarioProblem, case_index: int, case: dict, keys: list[st
 # ------------------------------------------------------------------------------- run ids
 
 
+def _slug_text(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9.+-]+", "", text)[:16]
+
+
 def _slug_part(key: str, value: object) -> str:
-    text = re.sub(r"[^A-Za-z0-9.+-]+", "", value if isinstance(value, str)
-                  else json.dumps(value, sort_keys=True))[:16]
+    """``short-value`` of one parameter; a whole section (a mapping) reads as its ``kind``, or
+    its key where it has none, never as its JSON."""
     short = key.rsplit(".", 1)[-1]
+    if isinstance(value, dict):
+        kind = value.get("kind")
+        return _slug_text(kind) if isinstance(kind, str) and _slug_text(kind) else short
+    text = _slug_text(value if isinstance(value, str) else json.dumps(value, sort_keys=True))
     if key == SEED:
         return f"s{text}"
     return text if short == "kind" else f"{short}-{text}"
 
 
-def run_id(params: dict, scenario: Scenario, base_dir: str | Path | None = None) -> str:
+def run_id(params: dict, scenario: Scenario, base_dir: str | Path | None = None,
+           label: str | None = None, case: dict | None = None) -> str:
     """A readable, stable id: a slug of ``params`` and a hash of the resolved scenario (its
     output.dir aside, which does not change results). Uses hashlib, never hash(): the id must
-    not depend on PYTHONHASHSEED.
+    not depend on PYTHONHASHSEED. A case's ``label`` stands in the slug for the case's keys
+    (``case``): ``hier-fedavg_s1-ccf9ae3d``. Only the hash identifies the run: a sweep finds a
+    run made under another slug by it (see :func:`netfl.sweep.runner.run_dir`).
 
     Paths are hashed as written relative to ``base_dir`` (default: the scenario file's folder),
     a file's with the hash of its content, so the id does not depend on where the checkout is,
@@ -340,7 +364,10 @@ def run_id(params: dict, scenario: Scenario, base_dir: str | Path | None = None)
         if key in resolved.get(section, {}) and resolved[section][key] == default:
             resolved[section][key] = before
     digest = hashlib.sha256(json.dumps(resolved, sort_keys=True).encode()).hexdigest()[:8]
-    slug = "_".join(_slug_part(k, v) for k, v in params.items())[:48].strip("_-.")
+    parts = [_slug_part(k, v) for k, v in params.items() if not (label and k in (case or {}))]
+    if label:
+        parts.insert(0, re.sub(r"[^A-Za-z0-9.+-]+", "-", label).strip("-")[:24] or "case")
+    slug = "_".join(parts)[:48].strip("_-.")
     return f"{slug}-{digest}" if slug else digest
 
 

@@ -15,6 +15,7 @@ import yaml
 from netfl.errors import ScenarioProblem
 
 SECTION_KEYS = ("seeds", "cases", "grid")
+LABEL = "label"  # a case's name in reports and run ids, not a scenario field
 # More runs than any study here makes; a sweep past it is a typo (--seeds 100000000), and
 # expanding and validating it would take hours before the first run.
 MAX_SWEEP_POINTS = 100_000
@@ -91,8 +92,10 @@ def parse_cli_grid(items: Iterable[str], problems: list[ScenarioProblem]
 
 def parse_section(section: object, source: str, lines: dict,
                    problems: list[ScenarioProblem]):
-    """The file's sweep: section as (cases, grid, seeds, origins of its keys)."""
+    """The file's sweep: section as (cases, grid, seeds, origins of its keys, labels: one per
+    case, its ``label:`` text or None)."""
     cases: list[dict[str, Value]] = []
+    labels: list[str | None] = []
     grid: dict[str, list[Value]] = {}
     seeds: object = None
     origins: dict = {}
@@ -104,10 +107,10 @@ def parse_section(section: object, source: str, lines: dict,
                                         source, line))
 
     if section is None:
-        return cases, grid, seeds, origins
+        return cases, grid, seeds, origins, labels
     if not isinstance(section, dict):
         bad(("sweep",), "a mapping with any of: seeds, cases, grid", section)
-        return cases, grid, seeds, origins
+        return cases, grid, seeds, origins, labels
     for key in section:
         if key not in SECTION_KEYS:
             bad(("sweep", key), f"unknown key; allowed keys: {', '.join(SECTION_KEYS)}",
@@ -132,14 +135,27 @@ def parse_section(section: object, source: str, lines: dict,
             bad(("sweep", "cases", i), "a non-empty mapping of dotted keys to values, e.g. "
                 "{algorithm.kind: fedavg}", case)
             continue
-        cases.append({str(k): file_value(v) for k, v in case.items()})
+        label = case.get(LABEL)
+        if LABEL in case and (not isinstance(label, str) or not label.strip()):
+            bad(("sweep", "cases", i, LABEL), "a case's label is a non-empty text, e.g. "
+                "label: hier-fedavg", label)
+            label = None
+        elif label is not None and label.strip() in labels:
+            bad(("sweep", "cases", i, LABEL), "given to two cases; each case's label names "
+                "its runs apart", label)
+        labels.append(label.strip() if isinstance(label, str) else None)
+        overrides = {str(k): file_value(v) for k, v in case.items() if k != LABEL}
+        if not overrides:
+            bad(("sweep", "cases", i), "a case needs at least one override besides its "
+                "label", case)
+        cases.append(overrides)
         for k in case:
             origins[("case", i, str(k))] = Origin(
                 source, lines.get(("sweep", "cases", i, k), lines.get(("sweep", "cases", i))))
     seeds = section.get("seeds")
     if seeds is not None:
         origins["seeds"] = Origin(source, lines.get(("sweep", "seeds")))
-    return cases, grid, seeds, origins
+    return cases, grid, seeds, origins, labels
 
 
 def seed_list(seeds: object, first: int, origin: Origin,

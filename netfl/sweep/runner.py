@@ -86,7 +86,36 @@ class Observer:
 
 
 def run_dir(out_dir: Path, point: Point) -> Path:
-    return Path(out_dir) / "runs" / point.scenario.name / point.run_id
+    """``runs/<name>/<run_id>``, or where that does not exist, a complete run folder of the same
+    name whose id ends in the same hash: the point's run made under an earlier slug (a sweep
+    made before its ids were readable, or before its case got a label), which resumes."""
+    path = Path(out_dir) / "runs" / point.scenario.name / point.run_id
+    if path.exists():
+        return path
+    earlier = _by_hash(path.parent).get(point.run_id.rsplit("-", 1)[-1])
+    if earlier and is_complete(path.parent / earlier):
+        return path.parent / earlier
+    return path
+
+
+def _by_hash(folder: Path) -> dict[str, str]:
+    """Run folder names in ``folder`` by the hash that ends them (hidden ones left out),
+    cached until the folder changes."""
+    try:
+        changed = folder.stat().st_mtime_ns
+    except OSError:
+        return {}
+    cached = _NAMES.get(str(folder))
+    if cached is None or cached[0] != changed:
+        names = {}
+        for entry in os.scandir(folder):
+            if entry.is_dir() and not entry.name.startswith("."):
+                names[entry.name.rsplit("-", 1)[-1]] = entry.name
+        cached = _NAMES[str(folder)] = (changed, names)
+    return cached[1]
+
+
+_NAMES: dict[str, tuple[int, dict[str, str]]] = {}
 
 
 def log_path(out_dir: Path, run_id: str) -> Path:
@@ -240,7 +269,8 @@ def _sweep_json(sweep: Sweep, out_dir: Path, executor) -> dict:
     return {
         **sweep.definition(),
         "points": [{"run_id": p.run_id, "params": p.params,
-                    "path": str(run_dir(out_dir, p).relative_to(out_dir))}
+                    "path": str(run_dir(out_dir, p).relative_to(out_dir)),
+                    **({"label": p.label} if p.label else {})}
                    for p in sweep.points],
         "executor": executor.describe(),
         "started": f"{datetime.now():%Y-%m-%dT%H:%M:%S}",

@@ -393,3 +393,25 @@ def test_a_report_over_two_worlds_groups_by_world_without_their_fields_as_column
     paired = paired_table(collection, baseline="fed-a")  # each world against its own fed-a
     assert set(zip(paired["group"], paired["baseline"], strict=True)) == {
         ("iov-short fed-b", "iov-short fed-a"), ("leo-short fed-b", "leo-short fed-a")}
+
+
+def test_a_sweep_case_label_names_its_group_in_tables_and_legends(tmp_path):
+    sweep = tmp_path / "sweep"
+    runs = []
+    for case, (algorithm, lr) in {"mine": ("fed-a", 0.1), "theirs": ("fed-a", 0.2)}.items():
+        for seed in (1, 2):
+            rid = f"{case}_s{seed}-abc"
+            make_run(sweep / "runs" / "x", rid, algorithm, seed, 0.5 + lr + seed / 100, lr=lr)
+            runs.append((rid, {"algorithm": {"kind": algorithm, "lr": lr}, "seed": seed}, case))
+    points = [{"run_id": rid, "params": params, "path": f"runs/x/{rid}", "label": case}
+              for rid, params, case in runs]
+    (sweep / "sweep.json").write_text(json.dumps({"params": ["algorithm", "seed"],
+                                                  "points": points}))
+    report = write_report([sweep], baseline="theirs")
+    assert list(report.table["group"]) == ["mine", "theirs"]
+    assert list(report.table["label"]) == ["mine", "theirs"]
+    assert report.markdown.count("| group | algorithm | algorithm.lr | runs |") == 1
+    assert "| mine | fed-a | 0.1 | 2 |" in report.markdown
+    assert "| mine | theirs | **-0.100 (n=2)** |" in report.markdown
+    assert "{" not in report.markdown  # no JSON dict anywhere
+    assert list(report.breakdown.index) == ["mine", "theirs"]
