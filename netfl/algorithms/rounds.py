@@ -14,6 +14,7 @@ import simpy
 from netfl.algorithms.aggregation import data_weights
 from netfl.algorithms.primitive import defuse, primitive
 from netfl.learn.compress import NoCompression
+from netfl.sim.trace import Selected
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,8 @@ class ClientRounds:
         at that time at the latest; the clients still under way are then cancelled
         (``cancel``: their transfers release their share at once and are counted as
         cancelled, their device time stops)."""
+        self._trace.emit(Selected(time_s=self.env.now, server=server, round=round_,
+                                  count=len(clients)))
         received = None
         if clients and self.broadcasts_from(server):
             received = yield from self.broadcast(server, clients)

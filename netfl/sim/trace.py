@@ -212,6 +212,16 @@ class Busy(Record):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Selected(Record):
+    """``server`` started an exchange with ``count`` of its clients in round ``round``."""
+
+    kind = "selected"
+    server: str
+    round: int
+    count: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RoundEnd(Record):
     """The algorithm booked round ``round`` as done (``end_round``): a global aggregation, a
     Fed-CHS visit, a CHFL cycle, a Group-FEL round."""
