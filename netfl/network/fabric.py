@@ -42,6 +42,8 @@ from netfl.network.solver import Solver
 
 __all__ = ["Fabric"]
 
+_MOVED, _FINISHED, _REMOVED = 0, 1, 2  # how a flow leaves its class (``Fabric._leave``)
+
 
 class Fabric(Solver):
     """Every active flow of one simulation and the max-min rates they get (the re-solving
@@ -186,15 +188,16 @@ class Fabric(Solver):
 
     def cancel(self, flow: Flow) -> None:
         """Take ``flow`` out now (a cancelled transfer's): its event never fires, its
-        ``sent_bits`` stay what it had sent, and the rates of the flows its channels held back
-        are recomputed this instant. Nothing happens to a flow that has ended or failed."""
+        ``sent_bits`` stay what it had sent (counted as wasted on its channels), and the rates
+        of the flows its channels held back are recomputed this instant. Nothing happens to a
+        flow that has ended or failed."""
         if flow.cls is not None:
-            self._leave(flow)
+            self._leave(flow, _REMOVED)
 
     def fail_link_on(self, channel: Channel, link: object) -> int:
         failed = [flow for flow in channel.flows if link in flow.links]
         for flow in failed:
-            self._leave(flow)
+            self._leave(flow, _REMOVED)
             flow.event.fail(LinkDown(link))
         return len(failed)
 
@@ -205,8 +208,10 @@ class Fabric(Solver):
         if fresh:
             cls = self._register(flow.channels, flow.cap)
         self._add(cls, flow, left_bits)
+        now = self.env.now
         for channel in cls.channels:  # it runs at its class's rate until a pass says otherwise
             channel.load += cls.rate
+            channel.count_flows(now, 1)
         if cls.watched:
             notify_watchers(cls.channels)
         fits = self._fits_fresh(cls) if fresh else self._fits_more(cls)
@@ -248,16 +253,23 @@ class Fabric(Solver):
                 return False
         return True
 
-    def _leave(self, flow: Flow) -> None:
+    def _leave(self, flow: Flow, end: int = _MOVED) -> None:
         """Take ``flow`` out of its class (its stale heap entry is dropped lazily); the classes
-        its channels held back are re-solved this instant."""
+        its channels held back are re-solved this instant. ``end``: whether it leaves for good
+        (``_FINISHED``: all its bits count as carried; ``_REMOVED``: those sent so far count as
+        carried and wasted) or to join another class (``_MOVED``: nothing counted yet)."""
         cls, now = flow.cls, self.env.now
         cls.advance(now)
         flow.sent_at_end = flow.nbits - max(flow.tag - cls.virtual, 0.0)
         flow.cls = None
         del cls.members[flow]
         changed = False
+        carried = flow.nbits if end == _FINISHED else flow.sent_at_end if end else 0.0
         for channel in cls.channels:
+            channel.count_flows(now, -1)
+            channel.carried_bits += carried
+            if end == _REMOVED:
+                channel.wasted_bits += carried
             full = channel.full()
             channel.load = max(channel.load - cls.rate, 0.0)
             if not cls.members and len(channel.classes) == 1:
@@ -349,7 +361,7 @@ class Fabric(Solver):
             heapq.heappop(cls.heap)
             done.append(first)
         for flow in done:
-            self._leave(flow)
+            self._leave(flow, _FINISHED)
             flow.finish(now)
         if cls.members and cls.key in self._classes:
             self._reschedule(cls)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -114,9 +115,20 @@ class Flow:
 
 
 class Channel:
-    """One direction of capacity (bit/s), shared by the flows crossing it."""
+    """One direction of capacity (bit/s), shared by the flows crossing it.
 
-    __slots__ = ("fabric", "name", "capacity_bps", "classes", "load", "watcher")
+    Its statistics (read only by ``statistics``; they never enter a rate) are kept online by
+    the fabric as flows join and leave and by ``set_capacity``: ``flows_now`` (flows on it
+    now), ``peak_flows``, and since the start, ``busy_s`` (seconds with at least one flow),
+    ``flow_s`` (the integral of the number of flows over time, flow-seconds),
+    ``capacity_bit`` (the integral of the capacity over its busy time, bits), ``carried_bits``
+    (bits of the flows that ended or were removed, as far as they got) and ``wasted_bits``
+    (those of the flows removed before their end: cancelled, or failed by a link going down),
+    integrals up to ``stat_s`` (the last change)."""
+
+    __slots__ = ("fabric", "name", "capacity_bps", "classes", "load", "watcher", "flows_now",
+                 "peak_flows", "stat_s", "busy_s", "flow_s", "capacity_bit", "carried_bits",
+                 "wasted_bits")
 
     def __init__(self, fabric: Fabric, name: str, capacity_bps: float):
         self.fabric, self.name = fabric, name
@@ -124,6 +136,9 @@ class Channel:
         self.classes: dict[FlowClass, None] = {}  # insertion-ordered: deterministic sums
         self.load = 0.0  # the sum of its flows' rates (bit/s)
         self.watcher = None  # called (no arguments) after a flow joins or leaves it
+        self.flows_now = self.peak_flows = 0
+        self.stat_s = self.busy_s = self.flow_s = self.capacity_bit = 0.0
+        self.carried_bits = self.wasted_bits = 0.0
 
     @property
     def flows(self) -> list[Flow]:
@@ -139,11 +154,73 @@ class Channel:
     def set_capacity(self, capacity_bps: float) -> None:
         """Change the capacity from now on (rates of the flows on it follow)."""
         self.fabric.touch_channel(self)
+        if self.flows_now:
+            self.count_flows(self.fabric.env.now, 0)
         self.capacity_bps = float(capacity_bps)
+
+    def count_flows(self, now: float, change: int) -> None:
+        """Bring the statistics' integrals up to ``now`` and change the number of flows on
+        the channel by ``change`` (the fabric's, as a flow joins (+1) or leaves (-1))."""
+        flows = self.flows_now
+        if flows and now > self.stat_s:  # (an infinite capacity times 0 s would be NaN)
+            elapsed = now - self.stat_s
+            self.busy_s += elapsed
+            self.flow_s += flows * elapsed
+            self.capacity_bit += self.capacity_bps * elapsed
+        self.stat_s = now
+        flows += change
+        self.flows_now = flows
+        if flows > self.peak_flows:
+            self.peak_flows = flows
+
+    def statistics(self, now: float) -> ChannelStats:
+        """What the channel did from the start to ``now`` (at or after its last change), the
+        flows still on it counted with the bits they have sent so far."""
+        elapsed = now - self.stat_s if self.flows_now and now > self.stat_s else 0.0
+        in_flight = math.fsum(flow.sent_by(now) for flow in self.flows) if self.flows_now \
+            else 0.0
+        return ChannelStats(
+            name=self.name, capacity_bps=self.capacity_bps, busy_s=self.busy_s + elapsed,
+            flow_s=self.flow_s + self.flows_now * elapsed,
+            capacity_bit=self.capacity_bit + (self.capacity_bps * elapsed if elapsed else 0.0),
+            carried_bits=self.carried_bits + in_flight, wasted_bits=self.wasted_bits,
+            peak_flows=self.peak_flows, flows_now=self.flows_now)
 
     def fail(self, link: object) -> int:
         """Fail every flow on this channel whose path includes ``link``; return how many."""
         return self.fabric.fail_link_on(self, link)
+
+
+@dataclass(frozen=True)
+class ChannelStats:
+    """A channel's statistics from the start to a moment (``Channel.statistics``): seconds
+    ``busy_s`` with at least one flow, flow-seconds ``flow_s``, the capacity integrated over the
+    busy time ``capacity_bit`` (bits), the bits carried (those of flows still on it included)
+    and wasted (flows cancelled or failed), the most flows at once and the flows on it now;
+    ``capacity_bps``: its capacity at that moment."""
+
+    name: str
+    capacity_bps: float
+    busy_s: float
+    flow_s: float
+    capacity_bit: float
+    carried_bits: float
+    wasted_bits: float
+    peak_flows: int
+    flows_now: int
+
+    @property
+    def mean_flows(self) -> float:
+        """The time-averaged number of flows over its busy time (0 if never busy)."""
+        return self.flow_s / self.busy_s if self.busy_s > 0 else 0.0
+
+    def utilisation(self, duration_s: float) -> float:
+        """Bits carried over what the channel could carry in ``duration_s`` seconds at its
+        mean capacity while busy: carried / (capacity x duration) for a fixed capacity. A radio
+        medium whose capacity is 0 while idle counts its busy capacity only. 0 if never busy."""
+        if self.capacity_bit <= 0 or duration_s <= 0:
+            return 0.0
+        return self.carried_bits * self.busy_s / (self.capacity_bit * duration_s)
 
 
 def notify_watchers(channels) -> None:

@@ -203,3 +203,159 @@ def test_a_flow_due_within_the_wake_horizon_ends_there_at_any_clock_time():
         signal.signal(signal.SIGALRM, previous)
     assert done["a"] == pytest.approx(18779.1, abs=1e-9)
     assert done["b"] == pytest.approx(18779.1, abs=1e-7)
+
+
+# ----------------------------------------------------------------------- channel statistics
+
+
+def _stats_run(starts, capacity=1e6, until=None, actions=()):
+    """Flows (start_s, nbits, cap) on one channel of ``capacity``; ``actions``: (time_s, f)
+    calls f(fabric, channel, flows) at time_s. Returns (env, channel, flows)."""
+    env = simpy.Environment()
+    fabric = Fabric(env)
+    channel = Channel(fabric, "c", capacity)
+    link = object()
+    flows = []
+
+    def start(at, nbits, cap):
+        yield env.timeout(at)
+        flow = fabric.transmit([channel], [link], nbits, cap)
+        flow.event.defused = True
+        flows.append(flow)
+
+    def act(at, f):
+        yield env.timeout(at)
+        f(fabric, channel, flows)
+
+    for at, nbits, cap in starts:
+        env.process(start(at, nbits, cap))
+    for at, f in actions:
+        env.process(act(at, f))
+    env.run(until=until)
+    return env, channel, flows
+
+
+def test_one_flow_busies_its_channel_for_its_bits_over_the_capacity():
+    env, channel, _ = _stats_run([(1.0, 4e6, math.inf)])
+    stats = channel.statistics(env.now)
+    assert env.now == pytest.approx(5.0)
+    assert stats.busy_s == pytest.approx(4.0)  # B / C
+    assert stats.flow_s == pytest.approx(4.0) and stats.mean_flows == pytest.approx(1.0)
+    assert stats.peak_flows == 1 and stats.flows_now == 0
+    assert stats.carried_bits == 4e6 and stats.wasted_bits == 0.0
+    assert stats.utilisation(4.0) == pytest.approx(1.0)
+    assert stats.utilisation(8.0) == pytest.approx(0.5)  # carried / (capacity x time)
+
+
+def test_two_concurrent_flows_peak_at_two_and_average_their_overlap():
+    # B and 2B together at C: the first ends at 2B/C, the second alone until 3B/C
+    env, channel, _ = _stats_run([(0.0, 1e6, math.inf), (0.0, 2e6, math.inf)])
+    stats = channel.statistics(env.now)
+    assert stats.busy_s == pytest.approx(3.0)
+    assert stats.flow_s == pytest.approx(5.0)
+    assert stats.mean_flows == pytest.approx(5.0 / 3.0)
+    assert stats.peak_flows == 2
+    assert stats.carried_bits == 3e6
+
+
+def test_a_cancelled_flow_carried_bits_are_wasted():
+    def cancel(fabric, channel, flows):
+        fabric.cancel(flows[0])
+
+    env, channel, flows = _stats_run([(0.0, 4e6, math.inf)], actions=[(1.5, cancel)])
+    stats = channel.statistics(env.now)
+    assert stats.busy_s == pytest.approx(1.5)
+    assert stats.carried_bits == pytest.approx(1.5e6)
+    assert stats.wasted_bits == pytest.approx(1.5e6) == flows[0].sent_bits
+
+
+def test_a_flow_failed_by_a_link_going_down_wastes_its_bits():
+    def fail(fabric, channel, flows):
+        fabric.fail_link_on(channel, flows[0].links[0])
+
+    env, channel, _ = _stats_run([(0.0, 4e6, math.inf), (0.0, 1e6, math.inf)],
+                                 actions=[(1.0, fail)])
+    stats = channel.statistics(env.now)
+    assert stats.wasted_bits == pytest.approx(1e6)  # 0.5 Mb each by 1 s
+    assert stats.carried_bits == pytest.approx(1e6)
+
+
+def test_capacity_changes_are_integrated_over_the_busy_time():
+    def halve(fabric, channel, flows):
+        channel.set_capacity(0.5e6)
+
+    env, channel, _ = _stats_run([(0.0, 2e6, math.inf)], actions=[(1.0, halve)])
+    stats = channel.statistics(env.now)
+    assert env.now == pytest.approx(3.0)  # 1 Mb in 1 s, then 1 Mb at 0.5 Mb/s
+    assert stats.capacity_bit == pytest.approx(1e6 + 2 * 0.5e6)
+    assert stats.utilisation(stats.busy_s) == pytest.approx(1.0)
+
+
+def test_a_cap_change_moves_the_flow_without_counting_it_twice():
+    def recap(fabric, channel, flows):
+        fabric.set_cap(flows[0], 0.25e6)
+
+    env, channel, _ = _stats_run([(0.0, 1e6, 0.5e6)], actions=[(1.0, recap)])
+    stats = channel.statistics(env.now)
+    assert env.now == pytest.approx(3.0)
+    assert stats.peak_flows == 1 and stats.busy_s == pytest.approx(3.0)
+    assert stats.carried_bits == 1e6 and stats.wasted_bits == 0.0
+    assert stats.utilisation(3.0) == pytest.approx(1e6 / 3e6)
+
+
+def test_statistics_mid_flight_count_the_bits_sent_so_far():
+    env, channel, _ = _stats_run([(0.0, 4e6, math.inf)], until=2.5)
+    stats = channel.statistics(env.now)
+    assert stats.busy_s == pytest.approx(2.5) and stats.flows_now == 1
+    assert stats.carried_bits == pytest.approx(2.5e6)
+
+
+@settings(max_examples=100, deadline=None)
+@given(operations, st.lists(st.floats(1e5, 1e7), min_size=5, max_size=5))
+def test_statistics_add_up_over_random_operations(ops, capacities):
+    """On every channel: busy time within the flow-seconds, at most peak times the busy time;
+    carried bits the bits its flows sent, wasted those of failed ones."""
+    channels, ends = _run_stats_ops(ops, capacities)
+    for channel, flows in channels:
+        stats = channel.statistics(channel.fabric.env.now)
+        assert stats.flows_now == 0
+        assert stats.busy_s <= stats.flow_s * (1 + 1e-9) + 1e-12
+        assert stats.flow_s <= stats.peak_flows * stats.busy_s * (1 + 1e-9) + 1e-12
+        assert stats.carried_bits == pytest.approx(math.fsum(f.sent_bits for f in flows),
+                                                   rel=1e-9, abs=1e-6)
+        failed = [f for f in flows if f in ends and not ends[f]]
+        assert stats.wasted_bits == pytest.approx(math.fsum(f.sent_bits for f in failed),
+                                                  rel=1e-9, abs=1e-6)
+
+
+def _run_stats_ops(ops, capacities):
+    """``ops`` played to the end on 5 channels: [(channel, its flows)], flow -> ended ok."""
+    env = simpy.Environment()
+    fabric = Fabric(env)
+    channels = [Channel(fabric, f"c{k}", capacities[k]) for k in range(5)]
+    links = [object() for _ in range(5)]
+    flows, ends = [], {}
+
+    def driver():
+        for op in ops:
+            if op[0] == "start":
+                _, path, nbits, cap = op
+                flow = fabric.transmit([channels[k] for k in path], [links[k] for k in path],
+                                       nbits, cap)
+                flow.event.defused = True
+                flow.event.callbacks.append(lambda e, f=flow: ends.setdefault(f, e.ok))
+                flows.append(flow)
+            elif op[0] == "capacity":
+                channels[op[1]].set_capacity(max(op[2], 1e3))  # 0 would never end
+            elif op[0] == "fail":
+                channels[op[1]].fail(links[op[1]])
+            elif op[0] == "cap":
+                if flows:
+                    fabric.set_cap(flows[op[1] % len(flows)], op[2])
+            else:
+                yield env.timeout(op[1])
+        yield env.timeout(0)
+
+    env.process(driver())
+    env.run()
+    return [(c, [f for f in flows if c in f.channels]) for c in channels], ends
