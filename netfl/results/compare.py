@@ -201,6 +201,8 @@ def table_cells(table: pd.DataFrame, columns: list[str], compact: bool = False
             if metric in TO_TARGET:
                 if pd.isna(row["target_accuracy"]) and row[f"{metric}_n"] == 0:
                     cell = "no target"
+                elif row[f"{metric}_n"] == 1:  # the count says n: say the rest once
+                    cell = f"{fmt(row[f'{metric}_mean'])} (1/{row['runs']}, no interval)"
                 else:
                     cell = (f"{cell} ({row[f'{metric}_n']}/{row['runs']})"
                             if row[f"{metric}_n"] else f"not reached (0/{row['runs']})")

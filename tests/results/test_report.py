@@ -343,13 +343,14 @@ def test_a_paired_difference_uses_the_seeds_both_groups_have(tmp_path):
     root = tmp_path / "runs"
     for seed, final in ((1, 0.5), (2, 0.6), (3, 0.7)):
         make_run(root, f"a{seed}", "fed-a", seed, final)
-    make_run(root, "b2", "fed-b", 2, 0.9)
+    make_run(root, "b2", "fed-b", 2, 0.9, ttt=5.0, btt=10.0)
     paired = paired_table(collect([root])).set_index("metric").loc["final_accuracy"]
     assert paired["n"] == 1 and paired["mean"] == pytest.approx(0.3)
     assert math.isnan(paired["ci95"])  # one pair: no interval
     report = write_report([root], tmp_path / "report")
     assert "+0.300 (n=1, no interval)" in report.markdown
     assert "0.900 (n=1, no interval)" in report.markdown  # fed-b's one run
+    assert "| 5.0 s (1/1, no interval) |" in report.markdown
     assert "nan" not in report.markdown.lower()
 
 
