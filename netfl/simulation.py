@@ -349,6 +349,10 @@ class Simulation:
             "compute_time_s_by_tier": dict(sorted(rec.compute_time_s_by_tier.items())),
             "aggregation_time_s_by_tier": dict(sorted(rec.aggregation_time_s_by_tier.items())),
             "transfer_time_s_by_tag": dict(sorted(rec.transfer_time_s_by_tag.items())),
+            "failed_transfer_time_s_by_tag": dict(sorted(
+                rec.failed_transfer_time_s_by_tag.items())),
+            "cancelled_transfer_time_s_by_tag": dict(sorted(
+                rec.cancelled_transfer_time_s_by_tag.items())),
             "model_params": self.trainer.num_params,
             "payload_bytes": self.trainer.payload_bytes,
             "flops_per_sample": self.trainer.flops_per_sample,

@@ -121,7 +121,8 @@ class Network(Topology):
             self.trace.emit(TransferFail(
                 time_s=time_s, transfer_id=transfer_id, src=src, dst=dst, tag=tag,
                 nbytes=nbytes, reason=reason, wire_bytes=wire_bits / 8.0,
-                link=link.name if link else "", will_retry=will_retry))
+                link=link.name if link else "", will_retry=will_retry,
+                duration_s=time_s - started))
 
         try:
             for attempt in itertools.count():
@@ -261,7 +262,8 @@ class Network(Topology):
                 self.trace.emit(TransferFail(
                     time_s=self.env.now, transfer_id=ids[r], src=src, dst=r, tag=tag,
                     nbytes=nbytes, reason=reason, wire_bytes=share,
-                    link=link.name if link else "", will_retry=False))
+                    link=link.name if link else "", will_retry=False,
+                    duration_s=self.env.now - started))
         return results
 
     def transport_of(self, link: Link):

@@ -19,6 +19,9 @@ Accounting conventions (docs/models/network.md):
   ``bytes_cancelled`` their bytes on the wire until then (in ``wire_bytes_total`` too);
   ``trainings_cancelled`` and ``compute_cancelled_s`` likewise the local computations the
   algorithm stopped and the device time they had run (in the compute time per tier too);
+* ``failed_transfer_time_s_by_tag`` / ``cancelled_transfer_time_s_by_tag`` sum, per tag, the
+  simulated seconds from start to end of transfers that failed for good / were cancelled (time
+  a node spent on sending that delivered nothing; ``transfer_time_s_by_tag`` has the delivered);
 * ``coverage_cuts`` counts attempts cut by a vehicle leaving coverage (IoV);
   ``uploads_lost`` / ``downloads_lost`` the client uploads / downloads that failed for good so.
 """
@@ -63,6 +66,8 @@ class Recorder:
         self.bytes_by_link: Counter[str] = Counter()
         self._link_names: dict[tuple[str, ...], tuple[str, ...]] = {}  # a path's links' names
         self.transfer_time_s_by_tag: Counter[str] = Counter()
+        self.failed_transfer_time_s_by_tag: Counter[str] = Counter()
+        self.cancelled_transfer_time_s_by_tag: Counter[str] = Counter()
         self.transfers_delivered = 0
         self.transfers_failed = 0
         self.transfer_attempts_failed = 0
@@ -129,6 +134,7 @@ class Recorder:
             self.transfers_cancelled += 1
             self.bytes_cancelled += r.wire_bytes
             self.wire_bytes_total += r.wire_bytes
+            self.cancelled_transfer_time_s_by_tag[r.tag] += r.duration_s
             return
         self.transfer_attempts_failed += 1
         if r.reason == "left-coverage":
@@ -136,6 +142,7 @@ class Recorder:
         if not r.will_retry:
             self.transfers_failed += 1
             self.wire_bytes_total += r.wire_bytes
+            self.failed_transfer_time_s_by_tag[r.tag] += r.duration_s
             if r.reason == "left-coverage":
                 self.uploads_lost += self._tier(r.src) == "client"
                 self.downloads_lost += self._tier(r.dst) == "client"

@@ -74,7 +74,8 @@ class TransferEnd(Record):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TransferFail(Record):
     """An attempt failed (``reason``: link-down, no-route, loss); ``will_retry`` says whether a
-    back-off and a new attempt follow."""
+    back-off and a new attempt follow. ``duration_s``: simulated seconds from the transfer's
+    start (its first attempt) to this failure."""
 
     kind = "transfer_fail"
     transfer_id: int
@@ -86,6 +87,7 @@ class TransferFail(Record):
     link: str
     wire_bytes: float
     will_retry: bool
+    duration_s: float
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

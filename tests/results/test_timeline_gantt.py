@@ -46,3 +46,26 @@ def test_the_clouds_row_is_kept_however_idle():
     assert "cloud" in rows and len(rows) == 2
     assert note == "the cloud and the 1 busiest of 3 other nodes"
     assert marks == [13.0]
+
+
+def test_failed_and_cancelled_transfer_time_is_counted_apart_from_the_delivered(tiny):
+    """A road run loses transfers to departures: the summary counts their time, from each
+    transfer's start to its failure, per tag, apart from delivered transfers' time."""
+    import netfl
+    from tests.world.test_iov import iov_scenario
+
+    scenario = iov_scenario(tiny)
+    scenario["output"] = {"plots": False, "trace": True}
+    result = netfl.run(scenario, write=False)
+    events, summary = result.events, result.summary
+    began = events[events["kind"] == "transfer_start"].groupby("transfer_id")["time_s"].min()
+    ends = events[(events["kind"] == "transfer_fail") & ~events["will_retry"].astype(bool)]
+    assert len(ends) > 0
+    for row in ends.itertuples():
+        assert row.duration_s == pytest.approx(row.time_s - began[row.transfer_id])
+    for key, cancelled in (("failed_transfer_time_s_by_tag", False),
+                           ("cancelled_transfer_time_s_by_tag", True)):
+        mine = ends[(ends["reason"] == "cancelled") == cancelled]
+        expected = mine.groupby("tag")["duration_s"].sum().to_dict()
+        assert summary[key] == pytest.approx(expected)
+    assert sum(summary["failed_transfer_time_s_by_tag"].values()) > 0
