@@ -144,9 +144,11 @@ def comparison_table(collection: Collection) -> pd.DataFrame:
 
 def _cell(row: pd.Series, metric: str, fmt) -> str:
     """``mean ± half-width`` of the 95% interval; ``(n=k)`` where fewer runs than the group's
-    have the metric (to-target cells say ``(k/n)`` instead); one run: ``mean (n=1, no
-    interval)``."""
+    have the metric (to-target cells say ``(k/n)`` instead); one run of several: ``mean (n=1,
+    no interval)``; a group of one run: the mean alone (its runs cell says so)."""
     interval = Interval(row[f"{metric}_mean"], row[f"{metric}_ci95"], int(row[f"{metric}_n"]))
+    if row["runs"] == 1:  # the runs cell says there is no interval, once for the row
+        interval = Interval(interval.mean, 0.0, interval.n)
     return format_interval(interval, fmt, show_n=interval.n != row["runs"]
                            and math.isfinite(interval.half) and metric not in TO_TARGET)
 
@@ -194,14 +196,15 @@ def table_cells(table: pd.DataFrame, columns: list[str], compact: bool = False
         key = tuple(row[c] for c in columns)
         cells = [row["group"] if "group" in row else label(key, columns)] if names else []
         cells += [] if compact else [str(row[c]) for c in columns]
-        cells.append(str(row["runs"]) if row["runs"] == row.get("runs_expected", row["runs"])
-                     else f"{row['runs']} of {row['runs_expected']}")
+        cells.append((str(row["runs"]) if row["runs"] == row.get("runs_expected", row["runs"])
+                      else f"{row['runs']} of {row['runs_expected']}")
+                     + (" (no interval)" if row["runs"] == 1 else ""))
         for _title, metric, fmt in metrics:
             cell = _cell(row, metric, fmt)
             if metric in TO_TARGET:
                 if pd.isna(row["target_accuracy"]) and row[f"{metric}_n"] == 0:
                     cell = "no target"
-                elif row[f"{metric}_n"] == 1:  # the count says n: say the rest once
+                elif row[f"{metric}_n"] == 1 and row["runs"] > 1:  # (k/n) says n
                     cell = f"{fmt(row[f'{metric}_mean'])} (1/{row['runs']}, no interval)"
                 else:
                     cell = (f"{cell} ({row[f'{metric}_n']}/{row['runs']})"

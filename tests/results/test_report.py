@@ -179,7 +179,7 @@ def test_report_on_a_sweep_uses_its_parameters_and_lists_unfinished_runs(tmp_pat
     assert list(table["algorithm.lr"]) == ["0.1", "0.2"] and list(table["runs"]) == [2, 1]
     assert list(table["runs_expected"]) == [2, 2]
     assert report.markdown.startswith("**INCOMPLETE: 3 of 4 runs finished.**")
-    assert "| 0.2 | 1 of 2 |" in report.markdown
+    assert "| 0.2 | 1 of 2 (no interval) |" in report.markdown
     assert list(pd.read_csv(sweep / "report" / "comparison.csv")["runs_expected"]) == [2, 2]
     assert "| lr-0.2_s2 | failed | boom | " in report.markdown
     assert str(sweep / "logs" / "lr-0.2_s2.log") in report.markdown
@@ -342,15 +342,15 @@ def test_a_paired_difference_uses_the_seeds_both_groups_have(tmp_path):
 
     root = tmp_path / "runs"
     for seed, final in ((1, 0.5), (2, 0.6), (3, 0.7)):
-        make_run(root, f"a{seed}", "fed-a", seed, final)
+        make_run(root, f"a{seed}", "fed-a", seed, final, ttt=8.0 if seed == 3 else None)
     make_run(root, "b2", "fed-b", 2, 0.9, ttt=5.0, btt=10.0)
     paired = paired_table(collect([root])).set_index("metric").loc["final_accuracy"]
     assert paired["n"] == 1 and paired["mean"] == pytest.approx(0.3)
     assert math.isnan(paired["ci95"])  # one pair: no interval
     report = write_report([root], tmp_path / "report")
     assert "+0.300 (n=1, no interval)" in report.markdown
-    assert "0.900 (n=1, no interval)" in report.markdown  # fed-b's one run
-    assert "| 5.0 s (1/1, no interval) |" in report.markdown
+    assert "| fed-b | 1 (no interval) | 0.900 | 5.0 s (1/1) |" in report.markdown  # one run
+    assert "| 8.0 s (1/3, no interval) |" in report.markdown  # one of fed-a's three
     assert "nan" not in report.markdown.lower()
 
 
