@@ -153,6 +153,7 @@ def _run_and_write(scenario: Scenario, write: bool, parent: Path, created: list,
                 plot_partition(partition, directory, f"{scenario.data.dataset_name}, "
                                f"{scenario.data.partition.kind} partition")
                 simulation.plot_world(directory)
+                simulation.plot_rounds(directory)
 
         partition = simulation.partition_table()
         if scenario.output.timeline:

@@ -237,6 +237,13 @@ class Simulation:
                 "participation": pd.DataFrame(self.participation.rows,
                                               columns=PARTICIPATION_COLUMNS)}
 
+    def plot_rounds(self, directory: Path) -> None:
+        """rounds.png: each round's critical path and the parts' distribution."""
+        from netfl.results.round_plots import plot_rounds
+
+        plot_rounds(pd.DataFrame(self.rounds.rows, columns=ROUND_COLUMNS),
+                    directory / "rounds.png", self.scenario.name)
+
     def world_tables(self) -> dict[str, pd.DataFrame]:
         """Tables of a mobile world for the results directory: visits.csv (each vehicle's
         time in each RSU's coverage) or windows.csv (each user's satellite windows)."""

@@ -12,6 +12,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
+from netfl.cli.analyze import analyze
 from netfl.cli.catalog import list_
 from netfl.cli.common import SET_HELP, err, fail, out
 from netfl.errors import DatasetNotFound, NetflError
@@ -350,6 +351,7 @@ def sumo_trace(
     out.print(f"[green]wrote[/green] {written} ({written.stat().st_size / 1e6:.2f} MB)")
 
 
+app.command("analyze")(analyze)
 app.command("list")(list_)  # last in --help, after the commands that do the work
 
 

@@ -1,0 +1,67 @@
+"""``netfl analyze RUN_DIR``: why the run's rounds took as long as they did (the critical path of
+each round, the slowest rounds, the bottleneck links and cells, who took part), and rounds.png."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from netfl.cli.common import err, out
+from netfl.results.rounds import PARTS
+
+
+def analyze(
+    run_dir: Path = typer.Argument(..., help="A run's results folder."),
+    slowest: int = typer.Option(5, "--slowest", min=1, help="How many of the slowest rounds "
+                                "to list."),
+) -> None:
+    """Print RUN_DIR's slowest rounds with their critical paths (download, compute, upload,
+    aggregation, group operations, hand-over, waiting), the parts' p50/p90/max, the top
+    bottlenecks and the participation; write RUN_DIR/rounds.png."""
+    from netfl.results.analyze import analyze_run
+    from netfl.results.round_plots import plot_rounds
+
+    try:
+        analysis = analyze_run(run_dir)
+    except (FileNotFoundError, OSError, ValueError) as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from None
+    summary = analysis.summary
+    out.print(f"{run_dir}: {summary.get('name')} ({summary.get('algorithm')}), "
+              f"{summary.get('rounds')} rounds in {summary.get('sim_time_s', 0):.1f} s simulated")
+    for note in analysis.notes:
+        out.print(f"note: {note}")
+    if analysis.rounds is not None and len(analysis.rounds):
+        rounds = analysis.rounds
+        parts = [p for p in PARTS if (rounds[f"{p}_s"] > 0).any()]
+        table = Table(title=f"the {min(slowest, len(rounds))} slowest rounds (seconds)")
+        for column in ["round", "duration", *[p.replace("_", " ") for p in parts], "ended at"]:
+            table.add_column(column, justify="left" if column == "ended at" else "right")
+        for _, row in rounds.nlargest(slowest, "duration_s").iterrows():
+            table.add_row(str(int(row["round"])), f"{row['duration_s']:.3f}",
+                          *[f"{row[f'{p}_s']:.3f}" for p in parts], str(row["ended_at"]))
+        out.print(table)
+        stats = Table(title="over all rounds (seconds)")
+        for column in ("", "p50", "p90", "max"):
+            stats.add_column(column, justify="right")
+        for key in ["duration_s", *[f"{p}_s" for p in parts]]:
+            s = analysis.statistics[key]
+            stats.add_row(key[:-2].replace("_", " "), *(f"{s[q]:.3f}" for q in ("p50", "p90",
+                                                                                 "max")))
+        out.print(stats)
+        drawn = plot_rounds(rounds, run_dir / "rounds.png", str(summary.get("name", run_dir)))
+        if drawn:
+            out.print(f"wrote {drawn}")
+    if analysis.bottlenecks:
+        out.print("top bottlenecks: " + "; ".join(
+            f"{b.get('channel')} {100 * b.get('utilisation', 0):.0f}% busy"
+            for b in analysis.bottlenecks))
+    if analysis.participation is not None and len(analysis.participation):
+        totals = analysis.participation.drop(columns=["round", "server"]).sum()
+        out.print("participation: " + ", ".join(f"{k.replace('_', ' ')} {int(v):,}"
+                                                 for k, v in totals.items()))
+        lost = summary.get("participation", {}).get("lost_by_cause", {})
+        if lost:
+            out.print("lost by cause: " + ", ".join(f"{k} {v:,}" for k, v in lost.items()))
