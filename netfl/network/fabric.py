@@ -62,6 +62,9 @@ class Fabric(Solver):
         self.recomputations = 0  # passes of the solver (for benchmarks)
         self.classes_solved = 0  # classes given a rate, over all passes
         self.classes_fitted = 0  # classes started or raised without solving
+        # every channel that has carried a flow, in the order of their first flows (for their
+        # statistics: Channel.statistics)
+        self.channels_used: dict[Channel, None] = {}
 
     @property
     def settled(self) -> bool:

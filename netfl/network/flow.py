@@ -171,6 +171,8 @@ class Channel:
         flows += change
         self.flows_now = flows
         if flows > self.peak_flows:
+            if not self.peak_flows:  # its first flow: the fabric lists it from now on
+                self.fabric.channels_used[self] = None
             self.peak_flows = flows
 
     def statistics(self, now: float) -> ChannelStats:

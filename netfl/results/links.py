@@ -1,0 +1,80 @@
+"""Which links and shared media held a run back: one row per channel, and the top ones.
+
+Every :class:`~netfl.network.flow.Channel` (one direction of a link, or a medium that several
+links share: a shared-access cell, an 802.11p RSU's air, a broadcast) keeps its statistics
+online as flows join and leave it (``Channel.statistics``). ``link_table`` turns those of
+every channel that carried a flow into links.csv; ``bottlenecks`` picks the most utilised for
+summary.json. Nothing here enters the simulation: the statistics are read at the run's end.
+
+Columns:
+
+* ``channel``: the channel's name ('c3->e0', 'cell e0 up', 'cell e1' for an 802.11p RSU's
+  air); ``kind``: 'link' (one direction of one link), 'medium' (shared by several links) or
+  'broadcast' (on no link: an RSU's broadcast or multicast); ``link_class``: the class of
+  the links that cross it (access, backhaul, core; '' where they differ or none does);
+* ``capacity_bps``: its mean capacity while busy (its capacity at the end where never busy);
+* ``busy_s``: seconds with at least one flow; ``busy_fraction``: busy_s / the run's duration;
+* ``utilisation``: bits carried / (capacity_bps x the run's duration), in [0, 1];
+* ``bytes``: what its flows carried (those cut short as far as they got, those still on it
+  at the end so far); ``wasted_bytes``: what flows then cancelled or failed by a link going
+  down had carried (the part of an upload resumed after leaving coverage is counted here
+  too: its flow failed, though the transfer kept what it had sent);
+* ``mean_flows``: the time-averaged number of flows on it over its busy time;
+  ``peak_flows``: the most at once.
+
+A satellite beam and an LTE carrier share their capacity among their users' channels (each
+user's direction is a channel whose capacity the medium sets): their rows are per user.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+LINK_COLUMNS = ["channel", "kind", "link_class", "capacity_bps", "busy_s", "busy_fraction",
+                "utilisation", "bytes", "wasted_bytes", "mean_flows", "peak_flows"]
+BOTTLENECK_FIELDS = ("channel", "utilisation", "busy_s", "mean_flows", "peak_flows",
+                     "wasted_bytes")
+TOP = 3
+
+
+def link_rows(network, duration_s: float) -> list[dict]:
+    """One row per channel of ``network`` that carried a flow (``LINK_COLUMNS``), in the order
+    of their first flows; the statistics are those from the start to ``network.env.now``,
+    rated over ``duration_s`` (the run's simulated duration)."""
+    now = network.env.now
+    crossed: dict = {}  # channel -> [the link-directions crossing it, their link classes]
+    for link in network.links():
+        for src, dst in ((link.u, link.v), (link.v, link.u)):
+            for channel in link.channels(src, dst):
+                entry = crossed.setdefault(channel, [0, set()])
+                entry[0] += 1
+                entry[1].add(link.link_class)
+    rows = []
+    for channel in network.fabric.channels_used:
+        stats = channel.statistics(now)
+        directions, classes = crossed.get(channel, (0, set()))
+        kind = "broadcast" if not directions else "link" if directions == 1 else "medium"
+        capacity = (stats.capacity_bit / stats.busy_s if stats.busy_s > 0
+                    else stats.capacity_bps)
+        rows.append({
+            "channel": channel.name, "kind": kind,
+            "link_class": next(iter(classes)) if len(classes) == 1 else "",
+            "capacity_bps": capacity, "busy_s": stats.busy_s,
+            "busy_fraction": stats.busy_s / duration_s if duration_s > 0 else 0.0,
+            "utilisation": stats.utilisation(duration_s),
+            "bytes": stats.carried_bits / 8.0, "wasted_bytes": stats.wasted_bits / 8.0,
+            "mean_flows": stats.mean_flows, "peak_flows": stats.peak_flows})
+    return rows
+
+
+def link_table(network, duration_s: float) -> pd.DataFrame:
+    """links.csv: ``link_rows`` as a table (``LINK_COLUMNS``)."""
+    return pd.DataFrame(link_rows(network, duration_s), columns=LINK_COLUMNS)
+
+
+def bottlenecks(rows: list[dict], top: int = TOP) -> list[dict]:
+    """The ``top`` rows of ``link_rows`` by utilisation (ties by busy time, then name), each
+    as {channel, utilisation, busy_s, mean_flows, peak_flows, wasted_bytes}: for
+    summary.json."""
+    ranked = sorted(rows, key=lambda r: (-r["utilisation"], -r["busy_s"], r["channel"]))
+    return [{field: row[field] for field in BOTTLENECK_FIELDS} for row in ranked[:top]]
