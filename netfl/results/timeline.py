@@ -16,7 +16,8 @@ time (microseconds in the file, as the format wants):
 * async slices ("b"/"e") for each stay of a mobile world's user in a cell (an RSU's or a
   satellite's in view) and, on a LEO world, for each time a satellite served it, so a user's
   hand-overs show on its track;
-* instants ("i") for failed transfers and failed hand-overs; slices for the time a node was
+* instants ("i") for failed transfers and failed hand-overs, and a slice for each failed or
+  cancelled transfer attempt (from its start to its failure); slices for the time a node was
   unavailable (a dropout, on its track) and a link was down (an outage, on a track of the
   process ``link outages``);
 * counters ("C") for accuracy and loss at each evaluation, cumulative delivered bytes and,
@@ -129,6 +130,7 @@ class _Trace:
         self.attached: dict[tuple[str, str], float] = {}  # (client, cell) -> since when
         self.served: dict[str, tuple[str, float]] = {}  # LEO user -> (serving satellite, since)
         self.delivered = self.cost = 0.0
+        self.attempts: dict[int, float] = {}  # transfer id -> its latest attempt's start
         self.ordered = events.sort_values("time_s", kind="stable")
         self.arrivals = Arrivals(self.ordered)
 
@@ -158,7 +160,10 @@ class _Trace:
     def read(self, row: dict) -> None:
         """The trace events of one row of the table, into ``out``."""
         kind, t = row["kind"], float(row["time_s"])
-        if kind == "transfer_end":
+        if kind == "transfer_start":
+            self.attempts[int(row["transfer_id"])] = t
+        elif kind == "transfer_end":
+            self.attempts.pop(int(row["transfer_id"]), None)
             self.transfer(row, t)
         elif kind == "hop_end":
             self.hop(row, t)
@@ -258,8 +263,11 @@ class _Trace:
                          "args": args})
 
     def failure(self, row: dict, kind: str, t: float) -> None:
-        """A failed transfer or hand-over: an instant on its sender's track."""
+        """A failed transfer or hand-over: an instant on its sender's track; a failed transfer
+        attempt also a slice on its pair's track, from the attempt's start to its failure."""
         node = row["src"]
+        if kind == "transfer_fail":
+            self.failed_slice(row, t)
         if not (self.wanted(node) and self.in_window(t, t)):
             return
         pid, tid = self.track(node)
@@ -267,6 +275,23 @@ class _Trace:
                 else f"hand-over to {row['dst']} failed")
         self.out.append({"name": name, "cat": "fault", "ph": "i", "s": "t", "ts": t * US,
                          "pid": pid, "tid": tid})
+
+    def failed_slice(self, row: dict, t: float) -> None:
+        """A transfer attempt that failed (or was cancelled): airtime that delivered nothing."""
+        began = self.attempts.get(int(row["transfer_id"]))
+        if not row["will_retry"]:
+            self.attempts.pop(int(row["transfer_id"]), None)
+        if began is None or not (self.wanted(row["src"], row["dst"])
+                                 and self.in_window(began, t)):
+            return
+        cancelled = row["reason"] == "cancelled"
+        self.out.append({"name": f"{row['tag']} ({'cancelled' if cancelled else 'failed'})",
+                         "cat": "cancelled" if cancelled else "failed", "ph": "X",
+                         "ts": began * US, "dur": (t - began) * US, "pid": TRANSFERS_PID,
+                         "tid": self.link(f"{row['src']} -> {row['dst']}"),
+                         "args": {"tag": row["tag"], "reason": row["reason"],
+                                  "transfer": int(row["transfer_id"]),
+                                  "will retry": bool(row["will_retry"])}})
 
     def counters(self, row: dict, t: float) -> None:
         """An evaluation: the accuracy and (where finite) loss counters."""

@@ -69,3 +69,16 @@ def test_failed_and_cancelled_transfer_time_is_counted_apart_from_the_delivered(
         expected = mine.groupby("tag")["duration_s"].sum().to_dict()
         assert summary[key] == pytest.approx(expected)
     assert sum(summary["failed_transfer_time_s_by_tag"].values()) > 0
+
+
+def test_timeline_json_has_a_slice_per_failed_attempt():
+    from netfl.results.timeline import TRANSFERS_PID, chrome_trace
+
+    trace = chrome_trace(_events())["traceEvents"]
+    lost = sorted((e["name"], e["ts"] / 1e6, e["dur"] / 1e6, e["args"]["will retry"])
+                  for e in trace if e.get("cat") in ("failed", "cancelled"))
+    assert lost == [("client->edge (cancelled)", 2.0, pytest.approx(1.5), False),
+                    ("client->edge (failed)", 0.0, 4.0, True)]
+    assert all(e["pid"] == TRANSFERS_PID for e in trace if e.get("cat") == "failed")
+    instants = [e for e in trace if e["ph"] == "i"]
+    assert len(instants) == 2  # the instants on the senders' tracks stay
