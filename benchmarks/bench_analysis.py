@@ -1,0 +1,93 @@
+"""What the run analysis costs: a latency-only run (the fake model) with netfl's per-round
+analysis (netfl.results.rounds, netfl.results.participation: on in every run) against the same
+run with the analysers replaced by ones that subscribe to nothing, back to back in one process,
+alternating, the best of ``--repeats`` each. Prints both host times and their ratio (the goal:
+at most 1.05), and the analysis's share of the records it reads.
+
+    python benchmarks/bench_analysis.py [--clients 10000] [--rounds 3]
+                                        [--algorithms hier-fedavg,fed-chs] [--repeats 3]
+                                        [--json PATH]
+
+The scenarios are bench_scale.py's (clients / 100 edge servers, 10 Mbit/s access, 100k-parameter
+fake model). Results are the same either way (the analysis only reads the trace), checked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_scale import scenario  # noqa: E402
+
+import netfl.simulation as simulation_module  # noqa: E402
+from netfl.scenario import load_scenario  # noqa: E402
+
+
+class _Off:
+    """An analyser that reads nothing."""
+
+    def __init__(self, *_args):
+        self.rows = []
+
+    def summary(self) -> dict:
+        return {}
+
+
+def timed(spec: dict, analysis: bool) -> tuple[float, dict]:
+    saved = simulation_module.RoundAnalyzer, simulation_module.Participation
+    if not analysis:
+        simulation_module.RoundAnalyzer = simulation_module.Participation = _Off
+    try:
+        began = time.perf_counter()
+        simulation = simulation_module.Simulation(load_scenario(spec))
+        simulation.run()
+        summary = simulation.summary()
+        return time.perf_counter() - began, summary
+    finally:
+        simulation_module.RoundAnalyzer, simulation_module.Participation = saved
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clients", type=int, default=10_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--algorithms", default="hier-fedavg,fed-chs")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args(argv)
+    rows = []
+    for algorithm in args.algorithms.split(","):
+        spec = scenario(args.clients, algorithm, args.rounds)
+        on, off = [], []
+        for _ in range(args.repeats):
+            t_off, s_off = timed(spec, False)
+            t_on, s_on = timed(spec, True)
+            off.append(t_off)
+            on.append(t_on)
+        same = all(s_on[k] == s_off[k] for k in s_off
+                   if not k.startswith("host_time") and k not in ("round_critical_path",
+                                                                  "participation"))
+        row = {"algorithm": algorithm, "clients": args.clients, "with_s": min(on),
+               "without_s": min(off), "ratio": min(on) / min(off), "same_results": same,
+               "transfers": s_on["transfers_delivered"], "rounds": s_on["rounds"]}
+        rows.append(row)
+        print(f"{algorithm} {args.clients:,} clients, {row['transfers']:,} transfers: "
+              f"{row['with_s']:.2f} s with the analysis, {row['without_s']:.2f} s without, "
+              f"ratio {row['ratio']:.3f}; same results: {same}")
+    worst = max(r["ratio"] for r in rows)
+    print(f"analysis_cost: worst ratio {worst:.3f} (goal <= 1.05)")
+    if args.json is not None:
+        from record import write
+
+        columns = ["algorithm", "clients", "transfers", "with_s", "without_s", "ratio"]
+        write(args.json, {"analysis_cost_worst_ratio": worst}, columns,
+              [[r[c] for c in columns] for r in rows])
+    return 0 if all(r["same_results"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
