@@ -24,6 +24,7 @@ from netfl.errors import ScenarioError, ScenarioProblem
 from netfl.learn import build_data, build_trainer
 from netfl.network.helper import build_network
 from netfl.results.event_spool import EventSpool
+from netfl.results.links import bottlenecks, link_rows, link_table
 from netfl.results.participation import PARTICIPATION_COLUMNS, Participation
 from netfl.results.recorder import Recorder
 from netfl.results.rounds import ROUND_COLUMNS, RoundAnalyzer, round_statistics
@@ -231,11 +232,13 @@ class Simulation:
         return table
 
     def analysis_tables(self) -> dict[str, pd.DataFrame]:
-        """rounds.csv (each round's critical path, netfl.results.rounds) and
-        participation.csv (who took part, per round and server, netfl.results.participation)."""
+        """rounds.csv (each round's critical path, netfl.results.rounds),
+        participation.csv (who took part, per round and server, netfl.results.participation)
+        and links.csv (each channel's load, netfl.results.links)."""
         return {"rounds": pd.DataFrame(self.rounds.rows, columns=ROUND_COLUMNS),
                 "participation": pd.DataFrame(self.participation.rows,
-                                              columns=PARTICIPATION_COLUMNS)}
+                                              columns=PARTICIPATION_COLUMNS),
+                "links": link_table(self.network, self.env.now)}
 
     def plot_rounds(self, directory: Path) -> None:
         """rounds.png: each round's critical path and the parts' distribution."""
@@ -371,6 +374,7 @@ class Simulation:
             "netfl_version": _version(),
             "world_notes": list(self.world.notes),
             "round_critical_path": round_statistics(self.rounds.rows),
+            "bottlenecks": bottlenecks(link_rows(self.network, self.env.now)),
             "participation": self.participation.summary(),
         }
         extras = self.algorithm.summary_extras() | self.world.summary(self.env.now)

@@ -1,11 +1,14 @@
 """Which links and media held a run back (netfl.results.links): links.csv's rows, closed forms
 on a hand-built network, a deliberately slow link named first, and a full run's outputs."""
 
+import copy
 
+import pandas as pd
 import pytest
 
 import netfl
-from netfl.results.links import BOTTLENECK_FIELDS, bottlenecks, link_rows
+from netfl.results.links import BOTTLENECK_FIELDS, LINK_COLUMNS, bottlenecks, link_rows
+from tests.conftest import TINY
 
 WORLD = {"clients": 8, "edge_servers": 4}
 LINKS = {"access": {"rate": "10 Mbps", "delay": "0 s"},
@@ -87,3 +90,21 @@ def test_a_deliberately_slow_core_link_is_the_first_bottleneck(netbench):
     assert {t["channel"] for t in top[:2]} == {"e2->cloud", "cloud->e2"}
     assert top[0]["utilisation"] >= 1.5 * top[2]["utilisation"]
 
+
+
+def test_a_run_writes_links_csv_and_names_its_bottlenecks(tmp_path):
+    scenario = copy.deepcopy(TINY)
+    result = netfl.run(netfl.load_scenario(scenario), out_dir=tmp_path, run_id="r")
+    table = pd.read_csv(result.path / "links.csv")
+    assert list(table.columns) == LINK_COLUMNS and len(table) > 0
+    assert (table["utilisation"].between(0, 1 + 1e-9)).all()
+    assert (table["busy_s"] <= result.summary["sim_time_s"] + 1e-9).all()
+    top = result.summary["bottlenecks"]
+    assert 0 < len(top) <= 3 and set(top[0]) == set(BOTTLENECK_FIELDS)
+    assert top[0]["utilisation"] == pytest.approx(table["utilisation"].max())
+    # with a fluid transport and nothing lost, each link's two directions carried what the
+    # transfers delivered over it
+    ends = table["channel"].str.split("->")
+    table["link"] = ["-".join(sorted(pair)) for pair in ends]
+    assert table.groupby("link")["bytes"].sum().to_dict() == pytest.approx(
+        result.summary["bytes_by_link"])
