@@ -134,9 +134,12 @@ def write_report(paths: list[str | Path], out_dir: str | Path | None = None,
 
 
 def _runs_table(collection: Collection, columns: list[str]) -> pd.DataFrame:
+    names = {id(r): label(k, columns, runs) for k, runs in groups(collection).items()
+             for r in runs}
     rows = []
     for run in collection.runs:
-        row = dict(zip(columns, _group_key(run, columns, written=True), strict=True))
+        row = {"group": names[id(run)],
+               **dict(zip(columns, _group_key(run, columns, written=True), strict=True))}
         row[SEED] = run.summary.get(SEED)
         row.update({m: run.summary.get(m) for m in METRICS})
         row.update({f"time_{k}_s": v for k, v in time_breakdown(run.summary).items()})

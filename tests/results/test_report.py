@@ -416,3 +416,5 @@ def test_a_sweep_case_label_names_its_group_in_tables_and_legends(tmp_path):
     assert "| mine | theirs | **-0.100 (n=2)** |" in report.markdown
     assert "{" not in report.markdown  # no JSON dict anywhere
     assert list(report.breakdown.index) == ["mine", "theirs"]
+    assert list(pd.read_csv(sweep / "report" / "runs.csv")["group"]) == ["mine"] * 2 + [
+        "theirs"] * 2
