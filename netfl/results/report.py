@@ -75,6 +75,19 @@ class Report:
     collection: Collection
     files: list[Path]
 
+    def terminal_tables(self) -> list[tuple[str, list[str], list[list[str]]]]:
+        """What ``netfl report`` prints, as (title, header, rows) for each table: the groups
+        (mean ± 95% interval), then the paired differences against the baseline (if any)."""
+        columns = group_columns(self.collection)
+        tables = [(f"{plural(len(self.collection.runs), 'run')}: mean ± half-width of the 95% "
+                   f"interval (Student t) over seeds",
+                   *table_cells(self.table, columns, compact=True))]
+        if not self.paired.empty:
+            tables.append(("paired differences at the same seeds (group - baseline): mean ± "
+                           "half-width of the 95% interval (paired t), n pairs",
+                           *paired_cells(self.paired, self.table)))
+        return tables
+
 
 def default_out_dir(paths: list[Path]) -> Path:
     """``<sweep>/report`` for one sweep folder; ``report`` here otherwise."""

@@ -335,6 +335,10 @@ def test_paired_differences_against_the_first_group_or_a_chosen_baseline(tmp_pat
     assert "## Paired differences" in report.markdown
     assert "| fed-b | fed-a | **+0.020 ± 0.009 (n=5)** |" in report.markdown
     assert len(pd.read_csv(tmp_path / "report" / "paired.csv")) == len(report.paired)
+    (title, head, rows), (paired_title, paired_head, paired_rows) = report.terminal_tables()
+    assert "95% interval" in title and head[:3] == ["group", "runs", "final accuracy"]
+    assert paired_head[:3] == ["group", "baseline", "Δ final accuracy"]
+    assert paired_rows[0][:3] == ["fed-b", "fed-a", "+0.020 ± 0.009 (n=5)"]
 
 
 def test_a_paired_difference_uses_the_seeds_both_groups_have(tmp_path):
