@@ -77,4 +77,6 @@ def bottlenecks(rows: list[dict], top: int = TOP) -> list[dict]:
     as {channel, utilisation, busy_s, mean_flows, peak_flows, wasted_bytes}: for
     summary.json."""
     ranked = sorted(rows, key=lambda r: (-r["utilisation"], -r["busy_s"], r["channel"]))
-    return [{field: row[field] for field in BOTTLENECK_FIELDS} for row in ranked[:top]]
+    # plain floats: a clock fed numpy delays makes numpy scalars, which JSON writes differently
+    return [{field: row[field] if field in ("channel", "peak_flows") else float(row[field])
+             for field in BOTTLENECK_FIELDS} for row in ranked[:top]]

@@ -89,6 +89,7 @@ def test_a_deliberately_slow_core_link_is_the_first_bottleneck(netbench):
     assert top[0]["channel"] in ("e2->cloud", "cloud->e2")
     assert {t["channel"] for t in top[:2]} == {"e2->cloud", "cloud->e2"}
     assert top[0]["utilisation"] >= 1.5 * top[2]["utilisation"]
+    assert all(type(t["utilisation"]) is float and type(t["peak_flows"]) is int for t in top)
 
 
 
@@ -108,3 +109,13 @@ def test_a_run_writes_links_csv_and_names_its_bottlenecks(tmp_path):
     table["link"] = ["-".join(sorted(pair)) for pair in ends]
     assert table.groupby("link")["bytes"].sum().to_dict() == pytest.approx(
         result.summary["bytes_by_link"])
+
+
+def test_bottlenecks_are_plain_numbers_even_from_a_numpy_clock():
+    import numpy as np
+
+    row = {"channel": "a->b", "utilisation": np.float64(0.5), "busy_s": np.float64(2.0),
+           "mean_flows": np.float64(1.5), "peak_flows": 2, "wasted_bytes": np.float64(0.0)}
+    (top,) = bottlenecks([row])
+    assert all(type(top[f]) is float for f in ("utilisation", "busy_s", "mean_flows",
+                                                "wasted_bytes"))
