@@ -44,8 +44,9 @@ def test_results_directory(tiny, tmp_path):
     result = netfl.run(tiny, out_dir=tmp_path, run_id="r1")
     assert result.path == tmp_path / "tiny" / "r1"
     assert sorted(p.name for p in result.path.iterdir()) == [
-        "accuracy_vs_bytes.png", "accuracy_vs_time.png", "events.parquet", "metrics.csv",
-        "metrics.parquet", "partition.csv", "partition.png", "scenario.yaml", "summary.json"]
+        "accuracy_vs_bytes.png", "accuracy_vs_time.png", "events.parquet", "links.csv",
+        "metrics.csv", "metrics.parquet", "participation.csv", "partition.csv", "partition.png",
+        "rounds.csv", "rounds.png", "scenario.yaml", "summary.json"]
     partition = pd.read_csv(result.path / "partition.csv")
     assert len(partition) == 6 and set(partition["edge_server"]) == {"e0", "e1"}
     labels = [c for c in partition.columns if c.startswith("label_")]

@@ -56,7 +56,7 @@ def analyze(
             out.print(f"wrote {drawn}")
     if analysis.bottlenecks:
         out.print("top bottlenecks: " + "; ".join(
-            f"{b.get('channel')} {100 * b.get('utilisation', 0):.0f}% busy"
+            f"{b.get('channel')} {100 * b.get('utilisation', 0):.0f}% utilised"
             for b in analysis.bottlenecks))
     if analysis.participation is not None and len(analysis.participation):
         totals = analysis.participation.drop(columns=["round", "server"]).sum()
