@@ -193,16 +193,20 @@ def report(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the report's path."),
     allow_incomplete: bool = typer.Option(False, "--allow-incomplete", help="Exit 0 even where "
                                           "sweep runs did not finish (the report says so)."),
+    baseline: str | None = typer.Option(None, "--baseline", help="The group the others are "
+                                        "compared with at the same seeds (its name or "
+                                        "algorithm; default: each world's first group)."),
 ) -> None:
-    """Compare runs: mean ± std over seeds per algorithm and parameters (Markdown, CSV), accuracy
-    against simulated time and bytes with seed bands, and node-seconds by category.
+    """Compare runs: mean ± 95% interval over seeds per world, algorithm and parameters, paired
+    differences against a baseline group at the same seeds (Markdown, CSV), accuracy against
+    simulated time and bytes with seed bands, and node-seconds by category.
 
     Exit status 1 when sweep runs did not finish (the report is written, headed INCOMPLETE)
     unless --allow-incomplete; 1 for unreadable input too."""
-    from netfl.results.report import group_columns, plural, table_cells, write_report
+    from netfl.results.report import write_report
 
     try:
-        written = write_report(dirs, out_dir)
+        written = write_report(dirs, out_dir, baseline=baseline)
     except NetflError as exc:
         raise fail(exc) from None
     incomplete = written.collection.incomplete
@@ -213,17 +217,15 @@ def report(
         if incomplete and not allow_incomplete:
             raise typer.Exit(1)
         return
-    head, rows = table_cells(written.table, group_columns(written.collection), compact=True)
-    table = Table(title=f"{plural(len(written.collection.runs), 'run')}, mean ± std over "
-                        f"seeds",
-                  title_justify="left")
-    for column in head:
-        table.add_column(column, overflow="fold")
-    for cells in rows:
-        table.add_row(*cells)
-    out.print(table)
+    for title, head, rows in written.terminal_tables():
+        table = Table(title=title, title_justify="left")
+        for column in head:
+            table.add_column(column, overflow="fold")
+        for cells in rows:
+            table.add_row(*cells)
+        out.print(table)
     unfinished = written.collection.unfinished
-    out.print(f"report: {written.out_dir / 'comparison.md'} (and .csv, runs.csv, "
+    out.print(f"report: {written.out_dir / 'comparison.md'} (and .csv, paired.csv, runs.csv, "
               f"accuracy_vs_time.png, accuracy_vs_bytes.png, time_breakdown.png)")
     if unfinished:
         first = unfinished[0]

@@ -28,7 +28,9 @@ METRICS = ("final_accuracy", "best_accuracy", "time_to_target_s", "bytes_to_targ
 TO_TARGET = ("time_to_target_s", "bytes_to_target", "bits_to_target", "rounds_to_target",
              "local_steps_to_target")
 CATEGORIES = ("compute", "client-edge", "edge-edge", "edge-cloud", "client-cloud",
-              "other transfers", "waiting")
+              "other transfers", "failed transfers", "cancelled transfers", "waiting")
+LOST_TIME = (("failed_transfer_time_s_by_tag", "failed transfers"),
+             ("cancelled_transfer_time_s_by_tag", "cancelled transfers"))
 _TIERS = re.compile(r"(client|edge|cloud)->(client|edge|cloud)")
 
 
@@ -342,8 +344,10 @@ def time_breakdown(summary: dict) -> dict[str, float]:
 
     compute: training and aggregation on every tier. client-edge, edge-edge, edge-cloud,
     client-cloud, other transfers: durations of delivered transfers, by the tiers of their ends.
+    failed transfers, cancelled transfers: the time of attempts that failed or were cancelled.
     waiting: client-seconds present (clients x simulated time; on a road world, vehicle-seconds
-    in coverage) less client training and client transfers, floored at 0.
+    in coverage) less client training and client transfers (delivered, failed, cancelled),
+    floored at 0.
     """
     compute_by_tier = summary.get("compute_time_s_by_tier") or {}
     out = dict.fromkeys(CATEGORIES, 0.0)
@@ -355,6 +359,12 @@ def time_breakdown(summary: dict) -> dict[str, float]:
         match = _TIERS.search(tag)
         if match and "client" in match.groups():
             client_transfers += seconds
+    for key, category in LOST_TIME:
+        for tag, seconds in (summary.get(key) or {}).items():
+            out[category] += seconds
+            match = _TIERS.search(tag)
+            if match and "client" in match.groups():
+                client_transfers += seconds
     load = summary.get("load_by_rsu")
     if isinstance(load, dict) and load:
         present = sum(v.get("vehicle_seconds", 0.0) for v in load.values())

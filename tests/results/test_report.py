@@ -117,7 +117,14 @@ def test_time_breakdown_by_hand():
                                           "resumed-part": 0.25}}
     assert time_breakdown(summary) == {
         "compute": 3.5, "client-edge": 4.0, "edge-edge": 2.0, "edge-cloud": 0.5,
-        "client-cloud": 0.0, "other transfers": 0.25, "waiting": 2 * 5.0 - 2.0 - 4.0}
+        "client-cloud": 0.0, "other transfers": 0.25, "failed transfers": 0.0,
+        "cancelled transfers": 0.0, "waiting": 2 * 5.0 - 2.0 - 4.0}
+    # airtime of failed and cancelled attempts is its own category, not the client waiting
+    lost = {**summary, "failed_transfer_time_s_by_tag": {"client->edge": 1.5},
+            "cancelled_transfer_time_s_by_tag": {"edge->client": 0.5, "edge->cloud": 0.25}}
+    parts = time_breakdown(lost)
+    assert parts["failed transfers"] == 1.5 and parts["cancelled transfers"] == 0.75
+    assert parts["waiting"] == 2 * 5.0 - 2.0 - 4.0 - 1.5 - 0.5
     # on a road world, presence is the vehicle-seconds in coverage
     road = {**summary, "load_by_rsu": {"r0": {"vehicle_seconds": 7.0},
                                        "r1": {"vehicle_seconds": 1.0}}}
