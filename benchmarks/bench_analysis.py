@@ -6,10 +6,12 @@ at most 1.05), and the analysis's share of the records it reads.
 
     python benchmarks/bench_analysis.py [--clients 10000] [--rounds 3]
                                         [--algorithms hier-fedavg,fed-chs] [--repeats 3]
-                                        [--json PATH]
+                                        [--scenario FILE [--set KEY=VALUE ...]] [--json PATH]
 
 The scenarios are bench_scale.py's (clients / 100 edge servers, 10 Mbit/s access, 100k-parameter
-fake model). Results are the same either way (the analysis only reads the trace), checked.
+fake model), or the one ``--scenario`` names (e.g. scenarios/fedchs/paper-fed-chs.yaml, with
+real training: the ratio then includes training's own noise). Results are the same either
+way (the analysis only reads the trace), checked.
 """
 
 from __future__ import annotations
@@ -37,13 +39,13 @@ class _Off:
         return {}
 
 
-def timed(spec: dict, analysis: bool) -> tuple[float, dict]:
+def timed(spec, analysis: bool) -> tuple[float, dict]:
     saved = simulation_module.RoundAnalyzer, simulation_module.Participation
     if not analysis:
         simulation_module.RoundAnalyzer = simulation_module.Participation = _Off
     try:
         began = time.perf_counter()
-        simulation = simulation_module.Simulation(load_scenario(spec))
+        simulation = simulation_module.Simulation(spec)
         simulation.run()
         summary = simulation.summary()
         return time.perf_counter() - began, summary
@@ -57,11 +59,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--algorithms", default="hier-fedavg,fed-chs")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--scenario", type=Path, default=None)
+    parser.add_argument("--set", dest="overrides", action="append", default=[])
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     rows = []
-    for algorithm in args.algorithms.split(","):
-        spec = scenario(args.clients, algorithm, args.rounds)
+    cases = ([(args.scenario.stem, load_scenario(args.scenario, args.overrides))]
+             if args.scenario is not None else
+             [(a, load_scenario(scenario(args.clients, a, args.rounds)))
+              for a in args.algorithms.split(",")])
+    for algorithm, spec in cases:
         on, off = [], []
         for _ in range(args.repeats):
             t_off, s_off = timed(spec, False)
@@ -71,11 +78,11 @@ def main(argv: list[str] | None = None) -> int:
         same = all(s_on[k] == s_off[k] for k in s_off
                    if not k.startswith("host_time") and k not in ("round_critical_path",
                                                                   "participation"))
-        row = {"algorithm": algorithm, "clients": args.clients, "with_s": min(on),
+        row = {"algorithm": algorithm, "clients": s_on["clients"], "with_s": min(on),
                "without_s": min(off), "ratio": min(on) / min(off), "same_results": same,
                "transfers": s_on["transfers_delivered"], "rounds": s_on["rounds"]}
         rows.append(row)
-        print(f"{algorithm} {args.clients:,} clients, {row['transfers']:,} transfers: "
+        print(f"{algorithm} {row['clients']:,} clients, {row['transfers']:,} transfers: "
               f"{row['with_s']:.2f} s with the analysis, {row['without_s']:.2f} s without, "
               f"ratio {row['ratio']:.3f}; same results: {same}")
     worst = max(r["ratio"] for r in rows)
