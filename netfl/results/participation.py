@@ -60,10 +60,14 @@ class Participation:
             self._count(server, "dropped")
 
     def _on_transfer(self, r: TransferEnd) -> None:
-        if self._tier(r.dst) == "client":
+        tier = self._tier
+        if tier(r.dst) == "client":
             self._server_of[r.dst] = r.src
-        elif self._tier(r.src) == "client":
-            self._count(r.dst, "delivered")
+        elif tier(r.src) == "client":
+            counts = self._round.get(r.dst)
+            if counts is None:
+                counts = self._round[r.dst] = Counter()
+            counts["delivered"] += 1
 
     def _on_fail(self, r: TransferFail) -> None:
         if r.will_retry:

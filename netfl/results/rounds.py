@@ -26,7 +26,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -48,10 +48,9 @@ def transfer_part(tag: str, src_tier: str, dst_tier: str) -> str:
     return "upload" if up > 0 else "download" if up < 0 else "handover"
 
 
-@dataclass(frozen=True, slots=True)
-class Activity:
+class Activity(NamedTuple):
     """Something that took time and ended at ``node``: ``src`` is where a transfer came from
-    (None for work on the node itself)."""
+    (None for work on the node itself). A tuple: one is made per transfer and computation."""
 
     start: float
     end: float
@@ -96,6 +95,7 @@ class RoundAnalyzer:
         self._by_node: dict[str, list[Activity]] = {}
         self._last: Activity | None = None
         self._round_start = 0.0
+        self._part_of_tag: dict[str, str] = {}  # tags that name their ends' tiers
         trace.subscribe(self._on_transfer, TransferEnd)
         trace.subscribe(self._on_train, TrainEnd)
         trace.subscribe(self._on_aggregate, Aggregate)
@@ -103,12 +103,20 @@ class RoundAnalyzer:
         trace.subscribe(self._on_round, RoundEnd)
 
     def _add(self, activity: Activity) -> None:
-        self._by_node.setdefault(activity.node, []).append(activity)
-        if self._last is None or activity.end >= self._last.end:
-            self._last = activity
+        acts = self._by_node.get(activity.node)
+        if acts is None:
+            self._by_node[activity.node] = [activity]
+        else:
+            acts.append(activity)
+        self._last = activity  # records come in the order of their ends
 
     def _on_transfer(self, r: TransferEnd) -> None:
-        part = transfer_part(r.tag, self._tier(r.src), self._tier(r.dst))
+        part = self._part_of_tag.get(r.tag)
+        if part is None:
+            part = transfer_part(r.tag, self._tier(r.src), self._tier(r.dst))
+            ends = r.tag.split("->")
+            if len(ends) == 2 and ends == [self._tier(r.src), self._tier(r.dst)]:
+                self._part_of_tag[r.tag] = part  # the tag says the tiers: the same part always
         self._add(Activity(r.time_s - r.duration_s, r.time_s, r.dst, r.src, part))
 
     def _on_train(self, r: TrainEnd) -> None:
