@@ -9,7 +9,8 @@ capacity the pool sets whenever a flow joins or leaves one of them. ``background
 beam outside the study (a satellite operator's other subscribers) are always active and take
 their shares too. A user held below its share
 elsewhere does not pass its unused slots on (a scheduler would; the users of one beam rarely
-leave slots idle in FL traffic).
+leave slots idle in FL traffic). Each pool's :class:`~netfl.network.flow.Medium` counts its
+users' flows, capacity and bits together (the beam's row in links.csv).
 
 :class:`BeamPlan` assigns users to beams: users within one beam footprint (a ``diameter`` grid
 cell on the ground) share a beam; a satellite lights at most ``per_satellite`` beams, and a cell
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import math
 
-from netfl.network.flow import Channel
+from netfl.network.flow import Channel, Medium
 from netfl.network.propagation import MEAN_EARTH_RADIUS_M
 
 
@@ -31,6 +32,7 @@ class ScheduledPool:
         self._fabric, self.name, self.background = fabric, name, background
         self._rates: dict[Channel, float] = {}  # member channel -> its rate alone (bit/s)
         self._active: dict[Channel, None] = {}  # members with flows now, in joining order
+        self.medium = Medium(fabric, name)  # the beam's statistics (links.csv's medium row)
 
     @property
     def users(self) -> int:
@@ -39,6 +41,7 @@ class ScheduledPool:
     def member(self, name: str, rate_bps: float) -> Channel:
         """A user's channel in this beam, at ``rate_bps`` while alone."""
         channel = Channel(self._fabric, name, rate_bps / (1 + self.background))
+        channel.medium = self.medium
         channel.watcher = lambda: self._changed(channel)
         self._rates[channel] = float(rate_bps)
         return channel

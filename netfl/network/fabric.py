@@ -36,6 +36,7 @@ from netfl.network.flow import (
     Flow,
     FlowClass,
     LinkDown,
+    Medium,
     notify_watchers,
 )
 from netfl.network.solver import Solver
@@ -62,9 +63,9 @@ class Fabric(Solver):
         self.recomputations = 0  # passes of the solver (for benchmarks)
         self.classes_solved = 0  # classes given a rate, over all passes
         self.classes_fitted = 0  # classes started or raised without solving
-        # every channel that has carried a flow, in the order of their first flows (for their
-        # statistics: Channel.statistics)
-        self.channels_used: dict[Channel, None] = {}
+        # every channel (and medium) that has carried a flow, in the order of their first flows
+        # (for their statistics: Channel.statistics)
+        self.channels_used: dict[Channel | Medium, None] = {}
 
     @property
     def settled(self) -> bool:
@@ -83,6 +84,7 @@ class Fabric(Solver):
         if flow.nbits <= 0:
             flow.finish(self.env.now)
             return flow
+        flow.started_s = self.env.now
         self._join(flow, flow.nbits)
         return flow
 
@@ -270,9 +272,8 @@ class Fabric(Solver):
         carried = flow.nbits if end == _FINISHED else flow.sent_at_end if end else 0.0
         for channel in cls.channels:
             channel.count_flows(now, -1)
-            channel.carried_bits += carried
-            if end == _REMOVED:
-                channel.wasted_bits += carried
+            if end:  # for good: its bits count (a moved flow's count when it leaves for good)
+                channel.carry(flow.started_s, now, carried, end == _REMOVED)
             full = channel.full()
             channel.load = max(channel.load - cls.rate, 0.0)
             if not cls.members and len(channel.classes) == 1:

@@ -4,13 +4,16 @@ A :class:`Flow` is a number of bits crossing one or more channels together; flow
 channels with the same cap form one :class:`FlowClass`, which has one rate and a virtual clock
 (the bits each member has been sent since the class was made), so a rate change is one update
 per class. A :class:`Channel` is one direction of capacity (this module is where the network's
-modules and a user's code import it from).
+modules and a user's code import it from); a :class:`Medium` sums the statistics of the channels
+that share one medium's capacity (an LTE carrier's direction, a satellite beam's), and
+:class:`TimeBins` keeps a channel's carried bits per time bin in bounded memory.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
+from array import array
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -18,6 +21,8 @@ if TYPE_CHECKING:
     from netfl.network.fabric import Fabric
 
 TOLERANCE = 1e-9  # relative: a channel this close to its capacity is full
+MAX_BINS = 64  # time bins per channel: 64 floats, whatever the run's length
+FIRST_BIN_S = 0.0625  # a power of two: doubled widths stay exact in binary
 
 
 class LinkDown(Exception):
@@ -67,10 +72,11 @@ class Flow:
     the last bit has been sent (the transport's propagation to the path's end, so that a
     transfer waits on one event, not on the flow's end and then a timeout), or fails
     with :class:`LinkDown` at once when a link of ``links`` goes down while bits are still
-    being sent. ``ended_at``: when the last bit was sent (None before)."""
+    being sent. ``ended_at``: when the last bit was sent (None before); ``started_s``: when it
+    joined the fabric (for the channels' time bins)."""
 
     __slots__ = ("event", "channels", "links", "nbits", "cap", "cls", "tag", "entry",
-                 "sent_at_end", "tail_s", "ended_at")
+                 "sent_at_end", "tail_s", "ended_at", "started_s")
 
     def __init__(self, event, channels, links, nbits: float, cap: float, tail_s: float = 0.0):
         self.event, self.channels, self.links = event, tuple(channels), tuple(links)
@@ -81,6 +87,7 @@ class Flow:
         self.sent_at_end = 0.0
         self.tail_s = float(tail_s)
         self.ended_at: float | None = None
+        self.started_s = 0.0
 
     def finish(self, now: float) -> None:
         """The last bit is sent at ``now``: ``event`` succeeds ``tail_s`` later."""
@@ -114,31 +121,152 @@ class Flow:
         return self.nbits - max(self.tag - self.cls.virtual_at(now), 0.0)
 
 
-class Channel:
-    """One direction of capacity (bit/s), shared by the flows crossing it.
+class TimeBins:
+    """Amounts (bits) per time bin from time 0, in at most ``MAX_BINS`` bins of ``width_s``
+    seconds each: when an amount falls past the last bin, neighbouring bins merge pairwise and
+    the width doubles (from ``FIRST_BIN_S``), so the memory is bounded whatever the run's length.
+    An amount spread over [start, end] is shared among the bins in proportion to their overlap
+    with it (evenly over time)."""
 
-    Its statistics (read only by ``statistics``; they never enter a rate) are kept online by
-    the fabric as flows join and leave and by ``set_capacity``: ``flows_now`` (flows on it
-    now), ``peak_flows``, and since the start, ``busy_s`` (seconds with at least one flow),
-    ``flow_s`` (the integral of the number of flows over time, flow-seconds),
-    ``capacity_bit`` (the integral of the capacity over its busy time, bits), ``carried_bits``
-    (bits of the flows that ended or were removed, as far as they got) and ``wasted_bits``
-    (those of the flows removed before their end: cancelled, or failed by a link going down),
-    integrals up to ``stat_s`` (the last change)."""
+    __slots__ = ("width_s", "values")
 
-    __slots__ = ("fabric", "name", "capacity_bps", "classes", "load", "watcher", "flows_now",
-                 "peak_flows", "stat_s", "busy_s", "flow_s", "capacity_bit", "carried_bits",
-                 "wasted_bits")
+    def __init__(self):
+        self.width_s = FIRST_BIN_S
+        self.values = array("d")
+
+    def add(self, start_s: float, end_s: float, amount: float) -> None:
+        """Add ``amount`` spread evenly over [``start_s``, ``end_s``] (at ``end_s`` if empty)."""
+        width = self.width_s
+        while end_s >= width * MAX_BINS:
+            self.coarsen()
+            width = self.width_s
+        values = self.values
+        first, last = int(start_s / width), int(end_s / width)
+        if last > first and last * width == end_s:
+            last -= 1  # it ends on a bin's edge: nothing in the next bin
+        if last >= len(values):
+            values.extend(array("d", bytes(8 * (last + 1 - len(values)))))
+        if first >= last or end_s <= start_s:
+            values[last] += amount
+            return
+        per_s = amount / (end_s - start_s)
+        values[first] += per_s * ((first + 1) * width - start_s)
+        for k in range(first + 1, last):
+            values[k] += per_s * width
+        values[last] += per_s * (end_s - last * width)
+
+    def coarsen(self) -> None:
+        """Merge neighbouring bins pairwise: half as many, twice as wide."""
+        values = self.values
+        if len(values) % 2:
+            values.append(0.0)
+        self.values = array("d", (values[k] + values[k + 1] for k in range(0, len(values), 2)))
+        self.width_s *= 2
+
+    def copy(self) -> TimeBins:
+        other = TimeBins()
+        other.width_s, other.values = self.width_s, array("d", self.values)
+        return other
+
+    def at_width(self, width_s: float) -> list[float]:
+        """The amounts per bin of ``width_s`` (this width times a power of two, not less)."""
+        copy = self.copy()
+        while copy.width_s < width_s * (1 - 1e-12):
+            copy.coarsen()
+        return list(copy.values)
+
+
+class _Counted:
+    """The statistics a channel and a medium keep online (``Channel`` says what each means)."""
+
+    __slots__ = ("fabric", "name", "capacity_bps", "flows_now", "peak_flows", "stat_s",
+                 "busy_s", "flow_s", "capacity_bit", "carried_bits", "wasted_bits", "bins")
 
     def __init__(self, fabric: Fabric, name: str, capacity_bps: float):
         self.fabric, self.name = fabric, name
         self.capacity_bps = float(capacity_bps)
-        self.classes: dict[FlowClass, None] = {}  # insertion-ordered: deterministic sums
-        self.load = 0.0  # the sum of its flows' rates (bit/s)
-        self.watcher = None  # called (no arguments) after a flow joins or leaves it
         self.flows_now = self.peak_flows = 0
         self.stat_s = self.busy_s = self.flow_s = self.capacity_bit = 0.0
         self.carried_bits = self.wasted_bits = 0.0
+        self.bins: TimeBins | None = None  # bits carried per time bin (None before a flow ends)
+
+    def _integrate(self, now: float) -> None:
+        """Bring the integrals up to ``now``."""
+        flows = self.flows_now
+        if flows and now > self.stat_s:  # (an infinite capacity times 0 s would be NaN)
+            elapsed = now - self.stat_s
+            self.busy_s += elapsed
+            self.flow_s += flows * elapsed
+            self.capacity_bit += self.capacity_bps * elapsed
+        self.stat_s = now
+
+    def _recount(self, flows: int) -> None:
+        self.flows_now = flows
+        if flows > self.peak_flows:
+            if not self.peak_flows:  # its first flow: the fabric lists it from now on
+                self.fabric.channels_used[self] = None
+            self.peak_flows = flows
+
+    def carry(self, started_s: float, now: float, bits: float, wasted: bool) -> None:
+        """A flow that joined at ``started_s`` left at ``now`` having carried ``bits`` (all
+        ``wasted`` if it was cancelled or failed)."""
+        self.carried_bits += bits
+        if wasted:
+            self.wasted_bits += bits
+        bins = self.bins
+        if bins is None:
+            bins = self.bins = TimeBins()
+        bins.add(started_s, now, bits)
+
+    def _in_flight(self, now: float) -> list[Flow]:
+        raise NotImplementedError
+
+    def statistics(self, now: float) -> ChannelStats:
+        """What it did from the start to ``now`` (at or after its last change), the flows
+        still on it counted with the bits they have sent so far."""
+        elapsed = now - self.stat_s if self.flows_now and now > self.stat_s else 0.0
+        in_flight = math.fsum(flow.sent_by(now) for flow in self._in_flight(now)) \
+            if self.flows_now else 0.0
+        return ChannelStats(
+            name=self.name, capacity_bps=self.capacity_bps, busy_s=self.busy_s + elapsed,
+            flow_s=self.flow_s + self.flows_now * elapsed,
+            capacity_bit=self.capacity_bit + (self.capacity_bps * elapsed if elapsed else 0.0),
+            carried_bits=self.carried_bits + in_flight, wasted_bits=self.wasted_bits,
+            peak_flows=self.peak_flows, flows_now=self.flows_now)
+
+    def time_bins(self, now: float) -> TimeBins:
+        """The bits carried per time bin up to ``now``, the flows still on it spread over
+        their time so far (a copy: reading it changes nothing)."""
+        bins = self.bins.copy() if self.bins is not None else TimeBins()
+        if self.flows_now:
+            for flow in self._in_flight(now):
+                bins.add(flow.started_s, now, flow.sent_by(now))
+        return bins
+
+
+class Channel(_Counted):
+    """One direction of capacity (bit/s), shared by the flows crossing it.
+
+    Its statistics (read only by ``statistics`` and ``time_bins``; they never enter a rate)
+    are kept online by the fabric as flows join and leave and by ``set_capacity``:
+    ``flows_now`` (flows on it now), ``peak_flows``, and since the start, ``busy_s`` (seconds
+    with at least one flow), ``flow_s`` (the integral of the number of flows over time,
+    flow-seconds), ``capacity_bit`` (the integral of the capacity over its busy time, bits),
+    ``carried_bits`` (bits of the flows that ended or were removed, as far as they got),
+    ``wasted_bits`` (those of the flows removed before their end: cancelled, or failed by a link
+    going down), integrals up to ``stat_s`` (the last change), and ``bins`` (the carried bits
+    per time bin, each flow's spread evenly over its time on the channel). ``medium``: the
+    :class:`Medium` whose capacity it shares with others (a beam's, an LTE carrier's), which
+    its changes feed too; None for most."""
+
+    __slots__ = ("classes", "load", "watcher", "medium")
+
+    def __init__(self, fabric: Fabric, name: str, capacity_bps: float):
+        super().__init__(fabric, name, capacity_bps)
+        self.classes: dict[FlowClass, None] = {}  # insertion-ordered: deterministic sums
+        self.load = 0.0  # the sum of its flows' rates (bit/s)
+        self.watcher = None  # called (no arguments) after a flow joins or leaves it
+        self.medium: Medium | None = None
 
     @property
     def flows(self) -> list[Flow]:
@@ -154,20 +282,25 @@ class Channel:
     def set_capacity(self, capacity_bps: float) -> None:
         """Change the capacity from now on (rates of the flows on it follow)."""
         self.fabric.touch_channel(self)
+        capacity_bps = float(capacity_bps)
         if self.flows_now:
             self.count_flows(self.fabric.env.now, 0)
-        self.capacity_bps = float(capacity_bps)
+            if self.medium is not None:
+                self.medium.capacity_bps += capacity_bps - self.capacity_bps
+        self.capacity_bps = capacity_bps
 
     def count_flows(self, now: float, change: int) -> None:
         """Bring the statistics' integrals up to ``now`` and change the number of flows on
         the channel by ``change`` (the fabric's, as a flow joins (+1) or leaves (-1))."""
-        flows = self.flows_now
+        flows = self.flows_now  # (_integrate and _recount inline: the fabric's hot path)
         if flows and now > self.stat_s:  # (an infinite capacity times 0 s would be NaN)
             elapsed = now - self.stat_s
             self.busy_s += elapsed
             self.flow_s += flows * elapsed
             self.capacity_bit += self.capacity_bps * elapsed
         self.stat_s = now
+        if self.medium is not None:
+            self.medium.count_member(self, now, change)
         flows += change
         self.flows_now = flows
         if flows > self.peak_flows:
@@ -175,22 +308,54 @@ class Channel:
                 self.fabric.channels_used[self] = None
             self.peak_flows = flows
 
-    def statistics(self, now: float) -> ChannelStats:
-        """What the channel did from the start to ``now`` (at or after its last change), the
-        flows still on it counted with the bits they have sent so far."""
-        elapsed = now - self.stat_s if self.flows_now and now > self.stat_s else 0.0
-        in_flight = math.fsum(flow.sent_by(now) for flow in self.flows) if self.flows_now \
-            else 0.0
-        return ChannelStats(
-            name=self.name, capacity_bps=self.capacity_bps, busy_s=self.busy_s + elapsed,
-            flow_s=self.flow_s + self.flows_now * elapsed,
-            capacity_bit=self.capacity_bit + (self.capacity_bps * elapsed if elapsed else 0.0),
-            carried_bits=self.carried_bits + in_flight, wasted_bits=self.wasted_bits,
-            peak_flows=self.peak_flows, flows_now=self.flows_now)
+    def carry(self, started_s: float, now: float, bits: float, wasted: bool) -> None:
+        self.carried_bits += bits
+        if wasted:
+            self.wasted_bits += bits
+        bins = self.bins
+        if bins is None:
+            bins = self.bins = TimeBins()
+        bins.add(started_s, now, bits)
+        if self.medium is not None:
+            self.medium.carry(started_s, now, bits, wasted)
+
+    def _in_flight(self, now: float) -> list[Flow]:
+        return self.flows
 
     def fail(self, link: object) -> int:
         """Fail every flow on this channel whose path includes ``link``; return how many."""
         return self.fabric.fail_link_on(self, link)
+
+
+class Medium(_Counted):
+    """The channels that share one medium's capacity (an LTE carrier's direction, a satellite
+    beam's), counted together: a medium's flows are its channels' flows, its capacity at a
+    moment the sum of the capacities of its channels that carry flows then (0 while none
+    does), its bits theirs. Read only, like a channel's statistics; the channels feed it
+    (``Channel.medium``)."""
+
+    __slots__ = ("active",)
+
+    def __init__(self, fabric: Fabric, name: str):
+        super().__init__(fabric, name, 0.0)
+        self.active: dict[Channel, None] = {}  # its channels with flows now
+
+    def count_member(self, channel: Channel, now: float, change: int) -> None:
+        """``channel`` (one of its own, with ``channel.flows_now`` flows before) gains
+        ``change`` flows at ``now``."""
+        self._integrate(now)
+        before = channel.flows_now
+        if change and not before:
+            self.active[channel] = None
+            self.capacity_bps += channel.capacity_bps
+        elif before and before + change == 0:
+            del self.active[channel]
+            self.capacity_bps = (self.capacity_bps - channel.capacity_bps if self.active
+                                 else 0.0)  # idle: no rounding left over
+        self._recount(self.flows_now + change)
+
+    def _in_flight(self, now: float) -> list[Flow]:
+        return [flow for channel in self.active for flow in channel.flows]
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 
 from netfl.network.cell import udp_packets_bits
-from netfl.network.flow import Channel
+from netfl.network.flow import Channel, Medium
 from netfl.network.propagation import THERMAL_NOISE_DBM_PER_HZ
 
 TTI_S = 1e-3
@@ -108,12 +108,14 @@ class _Direction:
         self.uplink = uplink
         self.members: dict[Channel, _Member] = {}
         self.active: dict[Channel, None] = {}
+        self.medium: Medium | None = None
 
 
 class LteCell:
     """The carrier of one RSU, uplink and downlink (see the module docstring). ``fixed`` rates
     (a fixed radio) are what a vehicle gets alone on all N blocks; otherwise its rate follows
-    its coupling loss."""
+    its coupling loss. Each direction's :class:`~netfl.network.flow.Medium` ('cell <rsu> up',
+    'cell <rsu> down') counts its channels' flows, capacity and bits together."""
 
     def __init__(self, fabric, name: str, *, blocks: int, vehicle_power_dbm: float,
                  rsu_power_dbm: float, rsu_noise_figure_db: float,
@@ -126,6 +128,9 @@ class LteCell:
         self.p0_dbm, self.alpha, self.min_grant = p0_dbm, alpha, min_grant_rbs
         self.goodput = goodput  # the share of packets not lost (rate-reduction loss)
         self._up, self._down = _Direction(True), _Direction(False)
+        # the carrier's statistics per direction ('cell <rsu> up'; links.csv's medium rows)
+        self._up.medium = Medium(fabric, f"cell {name} up")
+        self._down.medium = Medium(fabric, f"cell {name} down")
         self._direction_of: dict[Channel, _Direction] = {}
         self._multicasts: dict[float, Channel] = {}
 
@@ -180,6 +185,7 @@ class LteCell:
     def _member(self, direction: _Direction, name: str, coupling_db: float,
                 fixed_bps: float | None) -> Channel:
         channel = Channel(self._fabric, name, 0.0)
+        channel.medium = direction.medium
         member = _Member(channel, coupling_db, fixed_bps)
         direction.members[channel] = member
         self._direction_of[channel] = direction

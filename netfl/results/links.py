@@ -23,18 +23,30 @@ Columns:
   ``peak_flows``: the most at once.
 
 A satellite beam and an LTE carrier share their capacity among their users' channels (each
-user's direction is a channel whose capacity the medium sets): their rows are per user.
+user's direction is a channel whose capacity the medium sets): each user's direction has its
+row, and the beam or the carrier's direction one more (kind 'medium', named 'sat3 beam 0 up',
+'cell e1 down'), whose flows are its users', whose capacity at a moment is the sum of its busy
+users' and whose bytes are theirs (``netfl.network.flow.Medium``).
+
+``utilisation_over_time`` gives the most utilised channels' utilisation per time bin (each
+channel's carried bits per bin over its mean capacity while busy times the bin's length; a
+flow's bits spread evenly over its time on the channel), for links.png.
 """
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
+
+from netfl.network.flow import FIRST_BIN_S, MAX_BINS, Medium
 
 LINK_COLUMNS = ["channel", "kind", "link_class", "capacity_bps", "busy_s", "busy_fraction",
                 "utilisation", "bytes", "wasted_bytes", "mean_flows", "peak_flows"]
 BOTTLENECK_FIELDS = ("channel", "utilisation", "busy_s", "mean_flows", "peak_flows",
                      "wasted_bytes")
 TOP = 3
+HEAT_MAP_TOP = 30  # channels in links.png
 
 
 def link_rows(network, duration_s: float) -> list[dict]:
@@ -42,18 +54,21 @@ def link_rows(network, duration_s: float) -> list[dict]:
     of their first flows; the statistics are those from the start to ``network.env.now``,
     rated over ``duration_s`` (the run's simulated duration)."""
     now = network.env.now
-    crossed: dict = {}  # channel -> [the link-directions crossing it, their link classes]
+    crossed: dict = {}  # channel or medium -> [the link-directions crossing it, their classes]
     for link in network.links():
         for src, dst in ((link.u, link.v), (link.v, link.u)):
             for channel in link.channels(src, dst):
-                entry = crossed.setdefault(channel, [0, set()])
-                entry[0] += 1
-                entry[1].add(link.link_class)
+                for counted in (channel, channel.medium):
+                    if counted is not None:
+                        entry = crossed.setdefault(counted, [0, set()])
+                        entry[0] += 1
+                        entry[1].add(link.link_class)
     rows = []
     for channel in network.fabric.channels_used:
         stats = channel.statistics(now)
         directions, classes = crossed.get(channel, (0, set()))
-        kind = "broadcast" if not directions else "link" if directions == 1 else "medium"
+        kind = "medium" if isinstance(channel, Medium) or directions > 1 else \
+            "broadcast" if not directions else "link"
         capacity = (stats.capacity_bit / stats.busy_s if stats.busy_s > 0
                     else stats.capacity_bps)
         rows.append({
@@ -80,3 +95,35 @@ def bottlenecks(rows: list[dict], top: int = TOP) -> list[dict]:
     # plain floats: a clock fed numpy delays makes numpy scalars, which JSON writes differently
     return [{field: row[field] if field in ("channel", "peak_flows") else float(row[field])
              for field in BOTTLENECK_FIELDS} for row in ranked[:top]]
+
+
+def utilisation_over_time(network, duration_s: float, rows: list[dict] | None = None,
+                          top: int = HEAT_MAP_TOP) -> pd.DataFrame:
+    """The ``top`` channels of ``link_rows`` (``rows``, computed when None) by utilisation,
+    most utilised first, as rows (index: channel) of their utilisation per time bin (columns:
+    each bin's start, s): bits carried in the bin / (the channel's mean capacity while busy x
+    the bin's length within ``duration_s``). Bins are those of the channels (a power of two
+    times ``FIRST_BIN_S``, at most ``MAX_BINS`` of them over the run), merged to one width."""
+    now = network.env.now
+    rows = link_rows(network, duration_s) if rows is None else rows
+    ranked = [r for r in sorted(rows, key=lambda r: (-r["utilisation"], -r["busy_s"],
+                                                     r["channel"])) if r["bytes"] > 0][:top]
+    by_name = {channel.name: channel for channel in network.fabric.channels_used}
+    bins = {r["channel"]: by_name[r["channel"]].time_bins(now) for r in ranked}
+    width = FIRST_BIN_S
+    while duration_s >= width * MAX_BINS:
+        width *= 2
+    width = max([width, *(b.width_s for b in bins.values())])
+    count = max(math.ceil(duration_s / width), 1)
+    starts = [k * width for k in range(count)]
+    lengths = [min(width, duration_s - start) if duration_s > start else width
+               for start in starts]
+    table = {}
+    for row in ranked:
+        values = bins[row["channel"]].at_width(width)
+        values = (values + [0.0] * count)[:count]
+        capacity = row["capacity_bps"]
+        table[row["channel"]] = [v / (capacity * length) if capacity > 0 and length > 0
+                                 and math.isfinite(capacity) else 0.0
+                                 for v, length in zip(values, lengths, strict=True)]
+    return pd.DataFrame.from_dict(table, orient="index", columns=starts)

@@ -359,3 +359,61 @@ def _run_stats_ops(ops, capacities):
     env.process(driver())
     env.run()
     return [(c, [f for f in flows if c in f.channels]) for c in channels], ends
+
+
+# ------------------------------------------------------------------ time bins and media
+
+
+def test_time_bins_spread_an_amount_evenly_and_stay_bounded():
+    from netfl.network.flow import FIRST_BIN_S, MAX_BINS, TimeBins
+
+    bins = TimeBins()
+    bins.add(0.0, 4 * FIRST_BIN_S, 8.0)  # four bins, 2 each
+    assert list(bins.values) == pytest.approx([2.0] * 4)
+    bins.add(FIRST_BIN_S / 2, FIRST_BIN_S / 2, 1.0)  # an instant: its bin
+    assert bins.values[0] == pytest.approx(3.0)
+    bins.add(0.0, 100 * MAX_BINS * FIRST_BIN_S, 5.0)  # far past the last bin: merged
+    assert len(bins.values) <= MAX_BINS and bins.width_s >= 100 * FIRST_BIN_S
+    assert math.fsum(bins.values) == pytest.approx(14.0)
+    assert sum(bins.at_width(bins.width_s * 4)) == pytest.approx(14.0)
+
+
+def test_a_channel_bins_each_flows_bits_over_its_time_on_it():
+    # 4 Mb at 1 Mb/s from 1 s to 5 s, and one still on it at 8 s (2 Mb of 6 sent)
+    env, channel, _ = _stats_run([(1.0, 4e6, math.inf), (6.0, 6e6, math.inf)], until=8.0)
+    bins = channel.time_bins(env.now)
+    assert math.fsum(bins.values) == pytest.approx(6e6)
+    per_s = bins.at_width(1.0)
+    assert per_s[:8] == pytest.approx([0, 1e6, 1e6, 1e6, 1e6, 0, 1e6, 1e6])
+    assert channel.bins is not bins  # reading copies: nothing changes
+    assert math.fsum(channel.bins.values) == pytest.approx(4e6)
+
+
+def test_a_medium_sums_its_channels_flows_capacity_and_bits():
+    from netfl.network.flow import Medium
+
+    env = simpy.Environment()
+    fabric = Fabric(env)
+    medium = Medium(fabric, "beam up")
+    a, b = Channel(fabric, "a", 1e6), Channel(fabric, "b", 3e6)
+    a.medium = b.medium = medium
+    link = object()
+
+    def start(at, channel, nbits):
+        yield env.timeout(at)
+        fabric.transmit([channel], [link], nbits).event.defused = True
+
+    env.process(start(0.0, a, 2e6))  # 0-2 s on a, alone
+    env.process(start(1.0, b, 3e6))  # two on b from 1 s, 1.5 Mb/s each: both end at 3 s
+    env.process(start(1.0, b, 3e6))
+    env.run()
+    stats = medium.statistics(env.now)
+    assert stats.busy_s == pytest.approx(3.0)
+    assert stats.peak_flows == 3 and stats.flows_now == 0
+    assert stats.flow_s == pytest.approx(1 + 3 + 2)
+    # the capacity of its busy channels: 1, then 1 + 3, then 3 Mb/s
+    assert stats.capacity_bit == pytest.approx(1e6 + 4e6 + 3e6)
+    assert stats.carried_bits == pytest.approx(8e6)
+    assert medium.capacity_bps == 0.0 and not medium.active
+    assert math.fsum(medium.bins.values) == pytest.approx(8e6)
+    assert list(fabric.channels_used)[:2] == [medium, a]

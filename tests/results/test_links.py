@@ -7,7 +7,13 @@ import pandas as pd
 import pytest
 
 import netfl
-from netfl.results.links import BOTTLENECK_FIELDS, LINK_COLUMNS, bottlenecks, link_rows
+from netfl.results.links import (
+    BOTTLENECK_FIELDS,
+    LINK_COLUMNS,
+    bottlenecks,
+    link_rows,
+    utilisation_over_time,
+)
 from tests.conftest import TINY
 
 WORLD = {"clients": 8, "edge_servers": 4}
@@ -90,6 +96,34 @@ def test_a_deliberately_slow_core_link_is_the_first_bottleneck(netbench):
     assert {t["channel"] for t in top[:2]} == {"e2->cloud", "cloud->e2"}
     assert top[0]["utilisation"] >= 1.5 * top[2]["utilisation"]
     assert all(type(t["utilisation"]) is float and type(t["peak_flows"]) is int for t in top)
+    heat = utilisation_over_time(network, bench.env.now, rows)
+    assert heat.index[0] == top[0]["channel"] and len(heat) == len(rows)
+    # the slow link is full while the uploads cross it: its first second's bins at 1
+    busy = heat.loc[top[0]["channel"]]
+    assert busy.max() == pytest.approx(1.0)
+
+
+def test_an_lte_carrier_has_a_row_of_its_own_beside_its_vehicles(tmp_path):
+    from tests.network.test_access import RoadBench
+    from tests.network.test_lte import PARKED
+
+    done = {}
+    bench = RoadBench(tmp_path, PARKED, [[1000, 0]], coverage=600,
+                      medium={"kind": "lte"}, radio={"kind": "fixed", "rate": 8e6})
+    for client in ("c0", "c1"):
+        bench.send_at(1.0, client, "e0", 1e6, done, client)
+    bench.env.run(until=11)
+    rows = _by_channel(link_rows(bench.network, 10.0))
+    carrier, vehicle = rows["cell e0 up"], rows["c0->e0"]
+    assert carrier["kind"] == "medium" and carrier["link_class"] == "access"
+    assert vehicle["kind"] == "link"
+    assert carrier["bytes"] == pytest.approx(2e6)  # both vehicles' uploads
+    assert carrier["peak_flows"] == 2 and carrier["mean_flows"] == pytest.approx(2.0)
+    assert carrier["capacity_bps"] == pytest.approx(8e6)  # two half carriers while busy
+    assert carrier["busy_s"] == pytest.approx(2.0)
+    assert carrier["utilisation"] == pytest.approx(2e6 * 8 / (8e6 * 10.0))
+    # each vehicle filled its half as the carrier filled its whole: all three equally utilised
+    assert "cell e0 up" in [row["channel"] for row in bottlenecks(list(rows.values()))]
 
 
 
