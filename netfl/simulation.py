@@ -25,6 +25,7 @@ from netfl.learn import build_data, build_trainer
 from netfl.network.helper import build_network
 from netfl.results.event_spool import EventSpool
 from netfl.results.links import bottlenecks, link_rows, link_table
+from netfl.results.occupancy import occupancy, occupancy_summary
 from netfl.results.participation import PARTICIPATION_COLUMNS, Participation
 from netfl.results.recorder import Recorder
 from netfl.results.rounds import ROUND_COLUMNS, RoundAnalyzer, round_statistics
@@ -234,11 +235,14 @@ class Simulation:
     def analysis_tables(self) -> dict[str, pd.DataFrame]:
         """rounds.csv (each round's critical path, netfl.results.rounds),
         participation.csv (who took part, per round and server, netfl.results.participation)
-        and links.csv (each channel's load, netfl.results.links)."""
+        and links.csv (each channel's load, netfl.results.links); on a road or orbital world,
+        occupancy.csv (clients per cell over time, netfl.results.occupancy)."""
+        cells = occupancy(self.world, self.network, self.env.now)
         return {"rounds": pd.DataFrame(self.rounds.rows, columns=ROUND_COLUMNS),
                 "participation": pd.DataFrame(self.participation.rows,
                                               columns=PARTICIPATION_COLUMNS),
-                "links": link_table(self.network, self.env.now)}
+                "links": link_table(self.network, self.env.now)} | (
+                    {"occupancy": cells} if len(cells) else {})
 
     def plot_rounds(self, directory: Path) -> None:
         """rounds.png: each round's critical path and the parts' distribution."""
@@ -246,6 +250,13 @@ class Simulation:
 
         plot_rounds(pd.DataFrame(self.rounds.rows, columns=ROUND_COLUMNS),
                     directory / "rounds.png", self.scenario.name)
+
+    def plot_links(self, directory: Path) -> None:
+        """links.png: the most utilised channels' utilisation over time; occupancy.png on a
+        road or orbital world: clients per cell over time."""
+        from netfl.results.link_plots import plot_run_links
+
+        plot_run_links(self.network, self.world, self.env.now, directory, self.scenario.name)
 
     def world_tables(self) -> dict[str, pd.DataFrame]:
         """Tables of a mobile world for the results directory: visits.csv (each vehicle's
@@ -375,6 +386,7 @@ class Simulation:
             "world_notes": list(self.world.notes),
             "round_critical_path": round_statistics(self.rounds.rows),
             "bottlenecks": bottlenecks(link_rows(self.network, self.env.now)),
+            "occupancy": occupancy_summary(occupancy(self.world, self.network, self.env.now)),
             "participation": self.participation.summary(),
         }
         extras = self.algorithm.summary_extras() | self.world.summary(self.env.now)
