@@ -35,12 +35,15 @@ def _heat_map(table: pd.DataFrame, path: Path, title: str, label: str,
 
 def plot_links(table: pd.DataFrame, path: Path, title: str) -> Path | None:
     """links.png from ``links.utilisation_over_time``'s table (most utilised channel on top;
-    the colour saturates at a utilisation of 1); None (nothing drawn) when no channel
-    carried a flow."""
+    the colour scale ends at the highest bin's utilisation, at most 1, so that a lightly
+    loaded network shows its pattern too); None (nothing drawn) when no channel carried a
+    flow."""
     if table is None or table.empty or not len(table.columns):
         return None
+    top = float(np.nanmax(table.to_numpy(dtype=float)))
     return _heat_map(table, path, f"{title}: utilisation of the {len(table)} most utilised "
-                     f"channels over time", "utilisation in the bin", 1.0)
+                     f"channels over time", "utilisation in the bin",
+                     min(top, 1.0) if top > 0 else 1.0)
 
 
 def plot_occupancy(table: pd.DataFrame, path: Path, title: str) -> Path | None:
