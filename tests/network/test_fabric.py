@@ -417,3 +417,36 @@ def test_a_medium_sums_its_channels_flows_capacity_and_bits():
     assert medium.capacity_bps == 0.0 and not medium.active
     assert math.fsum(medium.bins.values) == pytest.approx(8e6)
     assert list(fabric.channels_used)[:2] == [medium, a]
+
+
+def test_a_beams_medium_counts_its_users_shares_and_changes_no_rate():
+    from netfl.network.beam import ScheduledPool
+
+    def run(with_medium):
+        env = simpy.Environment()
+        fabric = Fabric(env)
+        pool = ScheduledPool(fabric, "e0 beam 0 up")
+        users = [pool.member(f"c{k}->e0", rate) for k, rate in enumerate((4e6, 2e6))]
+        if not with_medium:
+            for channel in users:
+                channel.medium = None
+        ends = {}
+
+        def send(k):
+            flow = fabric.transmit([users[k]], [object()], 4e6)
+            yield flow.event
+            ends[k] = env.now
+
+        for k in range(2):
+            env.process(send(k))
+        env.run()
+        return ends, pool.medium.statistics(env.now)
+
+    ends, stats = run(True)
+    assert ends == run(False)[0]  # the same floats: the medium only reads
+    # both at half their rates (2 and 1 Mb/s) until c0 ends at 2 s; c1 alone at 2 Mb/s
+    assert ends == pytest.approx({0: 2.0, 1: 3.0})
+    assert stats.busy_s == pytest.approx(3.0) and stats.peak_flows == 2
+    assert stats.capacity_bit == pytest.approx(3e6 * 2 + 2e6 * 1)
+    assert stats.carried_bits == pytest.approx(8e6)
+    assert stats.utilisation(3.0) == pytest.approx(1.0)
