@@ -14,8 +14,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from typer.testing import CliRunner
 
 import netfl
+from netfl.cli import app
 from netfl.results import store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -97,3 +99,22 @@ def test_a_run_killed_while_writing_leaves_debris_the_next_run_clears(tiny, tmp_
     netfl.run(tiny, out_dir=out, run_id="r")
     assert sorted(p.name for p in (out / "tiny").iterdir()) == ["r"]
     assert os.path.isfile(out / "tiny" / "r" / "summary.json")
+
+
+def test_an_interrupt_inside_a_c_extensions_import_is_still_an_interrupt(tiny, tmp_path,
+                                                                         monkeypatch):
+    """A signal while sklearn's C extensions initialise surfaces as their ImportError
+    ("initialization failed"), caused by the KeyboardInterrupt: the run ends as interrupted."""
+    import netfl.runner
+
+    def interrupted_import(*_args, **_kwargs):
+        try:
+            raise KeyboardInterrupt("signal SIGHUP")
+        except KeyboardInterrupt as exc:
+            raise ImportError("initialization failed") from exc
+
+    monkeypatch.setattr(netfl.runner, "run_scenario", interrupted_import)
+    scenario = tmp_path / "s.json"
+    scenario.write_text(json.dumps(tiny))
+    result = CliRunner().invoke(app, ["run", str(scenario), "--out", str(tmp_path / "o"), "-q"])
+    assert result.exit_code == 130 and "interrupted: no results were written" in result.output

@@ -31,6 +31,17 @@ def _data_not_found(scenario: Path, exc: DatasetNotFound) -> typer.Exit:
     return fail(DatasetNotFound(f"{scenario}: data.dataset: {exc}"))
 
 
+def _interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` was caused by a KeyboardInterrupt (a signal), anywhere in its chain."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 @app.command()
 def run(
     scenario: Path = typer.Argument(..., help="Scenario YAML file."),
@@ -67,6 +78,13 @@ def run(
                   "durations, trace lengths) or run it on a larger machine.")
         raise typer.Exit(1) from None
     except KeyboardInterrupt:
+        err.print("[yellow]interrupted: no results were written[/yellow]")
+        raise typer.Exit(130) from None
+    except ImportError as exc:
+        if not _interrupted(exc):
+            raise
+        # an interrupt while a C extension initialised (sklearn's, loading the digits)
+        # surfaces as its ImportError: it is still the user's interrupt
         err.print("[yellow]interrupted: no results were written[/yellow]")
         raise typer.Exit(130) from None
     diverged = result.summary["stop_reason"] == "diverged"
