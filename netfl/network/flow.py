@@ -5,24 +5,23 @@ channels with the same cap form one :class:`FlowClass`, which has one rate and a
 (the bits each member has been sent since the class was made), so a rate change is one update
 per class. A :class:`Channel` is one direction of capacity (this module is where the network's
 modules and a user's code import it from); a :class:`Medium` sums the statistics of the channels
-that share one medium's capacity (an LTE carrier's direction, a satellite beam's), and
-:class:`TimeBins` keeps a channel's carried bits per time bin in bounded memory.
+that share one medium's capacity (an LTE carrier's direction, a satellite beam's); each keeps
+its carried bits per time bin in bounded memory (``time_bins.py``).
 """
 
 from __future__ import annotations
 
 import heapq
 import math
-from array import array
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from netfl.network.time_bins import TimeBins
 
 if TYPE_CHECKING:
     from netfl.network.fabric import Fabric
 
 TOLERANCE = 1e-9  # relative: a channel this close to its capacity is full
-MAX_BINS = 64  # time bins per channel: 64 floats, whatever the run's length
-FIRST_BIN_S = 0.0625  # a power of two: doubled widths stay exact in binary
 
 
 class LinkDown(Exception):
@@ -121,61 +120,6 @@ class Flow:
         return self.nbits - max(self.tag - self.cls.virtual_at(now), 0.0)
 
 
-class TimeBins:
-    """Amounts (bits) per time bin from time 0, in at most ``MAX_BINS`` bins of ``width_s``
-    seconds each: when an amount falls past the last bin, neighbouring bins merge pairwise and
-    the width doubles (from ``FIRST_BIN_S``), so the memory is bounded whatever the run's length.
-    An amount spread over [start, end] is shared among the bins in proportion to their overlap
-    with it (evenly over time)."""
-
-    __slots__ = ("width_s", "values")
-
-    def __init__(self):
-        self.width_s = FIRST_BIN_S
-        self.values = array("d")
-
-    def add(self, start_s: float, end_s: float, amount: float) -> None:
-        """Add ``amount`` spread evenly over [``start_s``, ``end_s``] (at ``end_s`` if empty)."""
-        width = self.width_s
-        while end_s >= width * MAX_BINS:
-            self.coarsen()
-            width = self.width_s
-        values = self.values
-        first, last = int(start_s / width), int(end_s / width)
-        if last > first and last * width == end_s:
-            last -= 1  # it ends on a bin's edge: nothing in the next bin
-        if last >= len(values):
-            values.extend(array("d", bytes(8 * (last + 1 - len(values)))))
-        if first >= last or end_s <= start_s:
-            values[last] += amount
-            return
-        per_s = amount / (end_s - start_s)
-        values[first] += per_s * ((first + 1) * width - start_s)
-        for k in range(first + 1, last):
-            values[k] += per_s * width
-        values[last] += per_s * (end_s - last * width)
-
-    def coarsen(self) -> None:
-        """Merge neighbouring bins pairwise: half as many, twice as wide."""
-        values = self.values
-        if len(values) % 2:
-            values.append(0.0)
-        self.values = array("d", (values[k] + values[k + 1] for k in range(0, len(values), 2)))
-        self.width_s *= 2
-
-    def copy(self) -> TimeBins:
-        other = TimeBins()
-        other.width_s, other.values = self.width_s, array("d", self.values)
-        return other
-
-    def at_width(self, width_s: float) -> list[float]:
-        """The amounts per bin of ``width_s`` (this width times a power of two, not less)."""
-        copy = self.copy()
-        while copy.width_s < width_s * (1 - 1e-12):
-            copy.coarsen()
-        return list(copy.values)
-
-
 class _Counted:
     """The statistics a channel and a medium keep online (``Channel`` says what each means)."""
 
@@ -215,7 +159,7 @@ class _Counted:
             self.wasted_bits += bits
         bins = self.bins
         if bins is None:
-            bins = self.bins = TimeBins()
+            bins = self.bins = TimeBins(now)
         bins.add(started_s, now, bits)
 
     def _in_flight(self, now: float) -> list[Flow]:
@@ -314,8 +258,13 @@ class Channel(_Counted):
             self.wasted_bits += bits
         bins = self.bins
         if bins is None:
-            bins = self.bins = TimeBins()
-        bins.add(started_s, now, bits)
+            bins = self.bins = TimeBins(now)
+        values, width = bins.values, bins.width_s
+        k = int(now / width)
+        if k < len(values) and started_s >= k * width:  # within one existing bin (most flows)
+            values[k] += bits
+        else:
+            bins.add(started_s, now, bits)
         if self.medium is not None:
             self.medium.carry(started_s, now, bits, wasted)
 
@@ -343,12 +292,20 @@ class Medium(_Counted):
     def count_member(self, channel: Channel, now: float, change: int) -> None:
         """``channel`` (one of its own, with ``channel.flows_now`` flows before) gains
         ``change`` flows at ``now``."""
-        self._integrate(now)
+        flows = self.flows_now  # (_integrate inline: an LTE cell calls this per re-share)
+        if flows and now > self.stat_s:
+            elapsed = now - self.stat_s
+            self.busy_s += elapsed
+            self.flow_s += flows * elapsed
+            self.capacity_bit += self.capacity_bps * elapsed
+        self.stat_s = now
+        if not change:  # a capacity change follows (Channel.set_capacity)
+            return
         before = channel.flows_now
-        if change and not before:
+        if not before:
             self.active[channel] = None
             self.capacity_bps += channel.capacity_bps
-        elif before and before + change == 0:
+        elif before + change == 0:
             del self.active[channel]
             self.capacity_bps = (self.capacity_bps - channel.capacity_bps if self.active
                                  else 0.0)  # idle: no rounding left over

@@ -39,7 +39,8 @@ import math
 
 import pandas as pd
 
-from netfl.network.flow import FIRST_BIN_S, MAX_BINS, Medium
+from netfl.network.flow import Medium
+from netfl.network.time_bins import FIRST_BIN_S, MAX_BINS
 
 LINK_COLUMNS = ["channel", "kind", "link_class", "capacity_bps", "busy_s", "busy_fraction",
                 "utilisation", "bytes", "wasted_bytes", "mean_flows", "peak_flows"]

@@ -27,7 +27,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from netfl.network.flow import FIRST_BIN_S, MAX_BINS
+from netfl.network.time_bins import FIRST_BIN_S, MAX_BINS
 
 OCCUPANCY_COLUMNS = ["start_s", "end_s", "level", "cell", "mean", "peak"]
 INTERVAL_COLUMNS = ["client", "level", "cell", "start_s", "end_s"]

@@ -365,7 +365,7 @@ def _run_stats_ops(ops, capacities):
 
 
 def test_time_bins_spread_an_amount_evenly_and_stay_bounded():
-    from netfl.network.flow import FIRST_BIN_S, MAX_BINS, TimeBins
+    from netfl.network.time_bins import FIRST_BIN_S, MAX_BINS, TimeBins
 
     bins = TimeBins()
     bins.add(0.0, 4 * FIRST_BIN_S, 8.0)  # four bins, 2 each
