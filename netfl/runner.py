@@ -154,6 +154,7 @@ def _run_and_write(scenario: Scenario, write: bool, parent: Path, created: list,
                                f"{scenario.data.partition.kind} partition")
                 simulation.plot_world(directory)
                 simulation.plot_rounds(directory)
+                simulation.plot_links(directory)
 
         partition = simulation.partition_table()
         if scenario.output.timeline:

@@ -45,7 +45,7 @@ def test_results_directory(tiny, tmp_path):
     assert result.path == tmp_path / "tiny" / "r1"
     assert sorted(p.name for p in result.path.iterdir()) == [
         "accuracy_vs_bytes.png", "accuracy_vs_time.png", "events.parquet", "links.csv",
-        "metrics.csv", "metrics.parquet", "participation.csv", "partition.csv", "partition.png",
+        "links.png", "metrics.csv", "metrics.parquet", "participation.csv", "partition.csv", "partition.png",
         "rounds.csv", "rounds.png", "scenario.yaml", "summary.json"]
     partition = pd.read_csv(result.path / "partition.csv")
     assert len(partition) == 6 and set(partition["edge_server"]) == {"e0", "e1"}
