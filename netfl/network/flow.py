@@ -120,75 +120,7 @@ class Flow:
         return self.nbits - max(self.tag - self.cls.virtual_at(now), 0.0)
 
 
-class _Counted:
-    """The statistics a channel and a medium keep online (``Channel`` says what each means)."""
-
-    __slots__ = ("fabric", "name", "capacity_bps", "flows_now", "peak_flows", "stat_s",
-                 "busy_s", "flow_s", "capacity_bit", "carried_bits", "wasted_bits", "bins")
-
-    def __init__(self, fabric: Fabric, name: str, capacity_bps: float):
-        self.fabric, self.name = fabric, name
-        self.capacity_bps = float(capacity_bps)
-        self.flows_now = self.peak_flows = 0
-        self.stat_s = self.busy_s = self.flow_s = self.capacity_bit = 0.0
-        self.carried_bits = self.wasted_bits = 0.0
-        self.bins: TimeBins | None = None  # bits carried per time bin (None before a flow ends)
-
-    def _integrate(self, now: float) -> None:
-        """Bring the integrals up to ``now``."""
-        flows = self.flows_now
-        if flows and now > self.stat_s:  # (an infinite capacity times 0 s would be NaN)
-            elapsed = now - self.stat_s
-            self.busy_s += elapsed
-            self.flow_s += flows * elapsed
-            self.capacity_bit += self.capacity_bps * elapsed
-        self.stat_s = now
-
-    def _recount(self, flows: int) -> None:
-        self.flows_now = flows
-        if flows > self.peak_flows:
-            if not self.peak_flows:  # its first flow: the fabric lists it from now on
-                self.fabric.channels_used[self] = None
-            self.peak_flows = flows
-
-    def carry(self, started_s: float, now: float, bits: float, wasted: bool) -> None:
-        """A flow that joined at ``started_s`` left at ``now`` having carried ``bits`` (all
-        ``wasted`` if it was cancelled or failed)."""
-        self.carried_bits += bits
-        if wasted:
-            self.wasted_bits += bits
-        bins = self.bins
-        if bins is None:
-            bins = self.bins = TimeBins(now)
-        bins.add(started_s, now, bits)
-
-    def _in_flight(self, now: float) -> list[Flow]:
-        raise NotImplementedError
-
-    def statistics(self, now: float) -> ChannelStats:
-        """What it did from the start to ``now`` (at or after its last change), the flows
-        still on it counted with the bits they have sent so far."""
-        elapsed = now - self.stat_s if self.flows_now and now > self.stat_s else 0.0
-        in_flight = math.fsum(flow.sent_by(now) for flow in self._in_flight(now)) \
-            if self.flows_now else 0.0
-        return ChannelStats(
-            name=self.name, capacity_bps=self.capacity_bps, busy_s=self.busy_s + elapsed,
-            flow_s=self.flow_s + self.flows_now * elapsed,
-            capacity_bit=self.capacity_bit + (self.capacity_bps * elapsed if elapsed else 0.0),
-            carried_bits=self.carried_bits + in_flight, wasted_bits=self.wasted_bits,
-            peak_flows=self.peak_flows, flows_now=self.flows_now)
-
-    def time_bins(self, now: float) -> TimeBins:
-        """The bits carried per time bin up to ``now``, the flows still on it spread over
-        their time so far (a copy: reading it changes nothing)."""
-        bins = self.bins.copy() if self.bins is not None else TimeBins()
-        if self.flows_now:
-            for flow in self._in_flight(now):
-                bins.add(flow.started_s, now, flow.sent_by(now))
-        return bins
-
-
-class Channel(_Counted):
+class Channel:
     """One direction of capacity (bit/s), shared by the flows crossing it.
 
     Its statistics (read only by ``statistics`` and ``time_bins``; they never enter a rate)
@@ -200,17 +132,24 @@ class Channel(_Counted):
     ``wasted_bits`` (those of the flows removed before their end: cancelled, or failed by a link
     going down), integrals up to ``stat_s`` (the last change), and ``bins`` (the carried bits
     per time bin, each flow's spread evenly over its time on the channel). ``medium``: the
-    :class:`Medium` whose capacity it shares with others (a beam's, an LTE carrier's), which
-    its changes feed too; None for most."""
+    :class:`Medium` whose capacity it shares with others (a beam's, an LTE carrier's), told
+    when its flows come and go; None for most."""
 
-    __slots__ = ("classes", "load", "watcher", "medium")
+    __slots__ = ("fabric", "name", "capacity_bps", "classes", "load", "watcher", "medium",
+                 "flows_now", "peak_flows", "stat_s", "busy_s", "flow_s", "capacity_bit",
+                 "carried_bits", "wasted_bits", "bins")
 
     def __init__(self, fabric: Fabric, name: str, capacity_bps: float):
-        super().__init__(fabric, name, capacity_bps)
+        self.fabric, self.name = fabric, name
+        self.capacity_bps = float(capacity_bps)
         self.classes: dict[FlowClass, None] = {}  # insertion-ordered: deterministic sums
         self.load = 0.0  # the sum of its flows' rates (bit/s)
         self.watcher = None  # called (no arguments) after a flow joins or leaves it
         self.medium: Medium | None = None
+        self.flows_now = self.peak_flows = 0
+        self.stat_s = self.busy_s = self.flow_s = self.capacity_bit = 0.0
+        self.carried_bits = self.wasted_bits = 0.0
+        self.bins: TimeBins | None = None  # None before a flow leaves it
 
     @property
     def flows(self) -> list[Flow]:
@@ -226,24 +165,21 @@ class Channel(_Counted):
     def set_capacity(self, capacity_bps: float) -> None:
         """Change the capacity from now on (rates of the flows on it follow)."""
         self.fabric.touch_channel(self)
-        capacity_bps = float(capacity_bps)
         if self.flows_now:
             self.count_flows(self.fabric.env.now, 0)
-            if self.medium is not None:
-                self.medium.capacity_bps += capacity_bps - self.capacity_bps
-        self.capacity_bps = capacity_bps
+        self.capacity_bps = float(capacity_bps)
 
     def count_flows(self, now: float, change: int) -> None:
         """Bring the statistics' integrals up to ``now`` and change the number of flows on
         the channel by ``change`` (the fabric's, as a flow joins (+1) or leaves (-1))."""
-        flows = self.flows_now  # (_integrate and _recount inline: the fabric's hot path)
+        flows = self.flows_now
         if flows and now > self.stat_s:  # (an infinite capacity times 0 s would be NaN)
             elapsed = now - self.stat_s
             self.busy_s += elapsed
             self.flow_s += flows * elapsed
             self.capacity_bit += self.capacity_bps * elapsed
         self.stat_s = now
-        if self.medium is not None:
+        if change and self.medium is not None:
             self.medium.count_member(self, now, change)
         flows += change
         self.flows_now = flows
@@ -253,6 +189,8 @@ class Channel(_Counted):
             self.peak_flows = flows
 
     def carry(self, started_s: float, now: float, bits: float, wasted: bool) -> None:
+        """A flow that joined at ``started_s`` left at ``now`` having carried ``bits`` (all
+        ``wasted`` if it was cancelled or failed)."""
         self.carried_bits += bits
         if wasted:
             self.wasted_bits += bits
@@ -265,54 +203,102 @@ class Channel(_Counted):
             values[k] += bits
         else:
             bins.add(started_s, now, bits)
-        if self.medium is not None:
-            self.medium.carry(started_s, now, bits, wasted)
 
-    def _in_flight(self, now: float) -> list[Flow]:
-        return self.flows
+    def statistics(self, now: float) -> ChannelStats:
+        """What the channel did from the start to ``now`` (at or after its last change), the
+        flows still on it counted with the bits they have sent so far."""
+        elapsed = now - self.stat_s if self.flows_now and now > self.stat_s else 0.0
+        in_flight = math.fsum(flow.sent_by(now) for flow in self.flows) if self.flows_now \
+            else 0.0
+        return ChannelStats(
+            name=self.name, capacity_bps=self.capacity_bps, busy_s=self.busy_s + elapsed,
+            flow_s=self.flow_s + self.flows_now * elapsed,
+            capacity_bit=self.capacity_bit + (self.capacity_bps * elapsed if elapsed else 0.0),
+            carried_bits=self.carried_bits + in_flight, wasted_bits=self.wasted_bits,
+            peak_flows=self.peak_flows, flows_now=self.flows_now)
+
+    def time_bins(self, now: float) -> TimeBins:
+        """The bits carried per time bin up to ``now``, the flows still on it spread over
+        their time so far (a copy: reading it changes nothing)."""
+        bins = self.bins.copy() if self.bins is not None else TimeBins()
+        if self.flows_now:
+            for flow in self.flows:
+                bins.add(flow.started_s, now, flow.sent_by(now))
+        return bins
 
     def fail(self, link: object) -> int:
         """Fail every flow on this channel whose path includes ``link``; return how many."""
         return self.fabric.fail_link_on(self, link)
 
 
-class Medium(_Counted):
+class Medium:
     """The channels that share one medium's capacity (an LTE carrier's direction, a satellite
-    beam's), counted together: a medium's flows are its channels' flows, its capacity at a
-    moment the sum of the capacities of its channels that carry flows then (0 while none
-    does), its bits theirs. Read only, like a channel's statistics; the channels feed it
-    (``Channel.medium``)."""
+    beam's), counted together (``statistics``, ``time_bins``: what a :class:`Channel` gives):
+    its flows are its channels' flows, its capacity at a moment the sum of the capacities of
+    its channels that carry flows then, its bits theirs. It keeps online only what its
+    channels cannot add up to (the time with a flow on any of them, the most flows at once),
+    told by them as their flows come and go (``Channel.medium``); the rest is their sums when
+    read (a channel's capacity integral over its busy time is its share of the medium's)."""
 
-    __slots__ = ("active",)
+    __slots__ = ("fabric", "name", "members", "active", "flows_now", "peak_flows", "stat_s",
+                 "busy_s")
 
     def __init__(self, fabric: Fabric, name: str):
-        super().__init__(fabric, name, 0.0)
-        self.active: dict[Channel, None] = {}  # its channels with flows now
+        self.fabric, self.name = fabric, name
+        self.members: dict[Channel, None] = {}  # its channels that have had flows
+        self.active: dict[Channel, None] = {}  # those with flows now
+        self.flows_now = self.peak_flows = 0
+        self.stat_s = self.busy_s = 0.0
 
     def count_member(self, channel: Channel, now: float, change: int) -> None:
         """``channel`` (one of its own, with ``channel.flows_now`` flows before) gains
-        ``change`` flows at ``now``."""
-        flows = self.flows_now  # (_integrate inline: an LTE cell calls this per re-share)
-        if flows and now > self.stat_s:
-            elapsed = now - self.stat_s
-            self.busy_s += elapsed
-            self.flow_s += flows * elapsed
-            self.capacity_bit += self.capacity_bps * elapsed
+        ``change`` (not 0) flows at ``now``."""
+        if self.flows_now and now > self.stat_s:
+            self.busy_s += now - self.stat_s
         self.stat_s = now
-        if not change:  # a capacity change follows (Channel.set_capacity)
-            return
         before = channel.flows_now
         if not before:
-            self.active[channel] = None
-            self.capacity_bps += channel.capacity_bps
+            self.active[channel] = self.members[channel] = None
         elif before + change == 0:
             del self.active[channel]
-            self.capacity_bps = (self.capacity_bps - channel.capacity_bps if self.active
-                                 else 0.0)  # idle: no rounding left over
-        self._recount(self.flows_now + change)
+        flows = self.flows_now + change
+        self.flows_now = flows
+        if flows > self.peak_flows:
+            if not self.peak_flows:  # its first flow: the fabric lists it from now on
+                self.fabric.channels_used[self] = None
+            self.peak_flows = flows
 
-    def _in_flight(self, now: float) -> list[Flow]:
-        return [flow for channel in self.active for flow in channel.flows]
+    @property
+    def capacity_bps(self) -> float:
+        """Its capacity now: the sum of its busy channels' (0 while none is busy)."""
+        return math.fsum(channel.capacity_bps for channel in self.active)
+
+    def statistics(self, now: float) -> ChannelStats:
+        """What its channels did together from the start to ``now`` (``Channel.statistics``)."""
+        parts = [channel.statistics(now) for channel in self.members]
+        elapsed = now - self.stat_s if self.flows_now and now > self.stat_s else 0.0
+        return ChannelStats(
+            name=self.name, capacity_bps=self.capacity_bps, busy_s=self.busy_s + elapsed,
+            flow_s=math.fsum(p.flow_s for p in parts),
+            capacity_bit=math.fsum(p.capacity_bit for p in parts),
+            carried_bits=math.fsum(p.carried_bits for p in parts),
+            wasted_bits=math.fsum(p.wasted_bits for p in parts),
+            peak_flows=self.peak_flows, flows_now=self.flows_now)
+
+    def time_bins(self, now: float) -> TimeBins:
+        """Its channels' bits per time bin up to ``now``, added up at the widest of their
+        bins (a new object: reading it changes nothing)."""
+        parts = [channel.time_bins(now) for channel in self.members]
+        total = TimeBins()
+        total.width_s = max([total.width_s, *(p.width_s for p in parts)])
+        sums: list[float] = []
+        for part in parts:
+            values = part.at_width(total.width_s)
+            sums += [0.0] * (len(values) - len(sums))
+            for k, value in enumerate(values):
+                sums[k] += value
+        total.values.extend(sums)
+        return total
 
 
 @dataclass(frozen=True)

@@ -415,7 +415,7 @@ def test_a_medium_sums_its_channels_flows_capacity_and_bits():
     assert stats.capacity_bit == pytest.approx(1e6 + 4e6 + 3e6)
     assert stats.carried_bits == pytest.approx(8e6)
     assert medium.capacity_bps == 0.0 and not medium.active
-    assert math.fsum(medium.bins.values) == pytest.approx(8e6)
+    assert math.fsum(medium.time_bins(env.now).values) == pytest.approx(8e6)
     assert list(fabric.channels_used)[:2] == [medium, a]
 
 
