@@ -59,3 +59,18 @@ def test_a_shipped_target_says_whether_it_is_reached(path):
 def test_the_check_covers_every_family():
     names = {p.relative_to(SCENARIOS).parts[0] for p in SHIPPED}
     assert {"quickstart.yaml", "chfl", "fedchs", "group_fel", "hfl_pwp", "iov", "leo"} <= names
+
+
+@pytest.mark.parametrize("path", sorted(SCENARIOS.glob("iov/*.yaml")),
+                         ids=lambda p: str(p.relative_to(SCENARIOS)))
+def test_an_iov_scenarios_traffic_outlasts_its_run(path):
+    """Past ``traffic.duration`` no vehicle arrives and the road empties: a run still going then
+    idles on an empty road (iov/short once ran 262 such rounds). Built-in traffic must last at
+    least until ``stop.max_sim_time``; a SUMO trace brings its own end (the file says it)."""
+    from netfl import load_scenario
+
+    scenario = load_scenario(path)
+    if scenario.world.road.kind == "fcd":
+        return
+    assert scenario.stop.max_sim_time is not None, "no max_sim_time: the run may outlast traffic"
+    assert scenario.stop.max_sim_time <= scenario.world.traffic.duration
