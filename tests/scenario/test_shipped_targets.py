@@ -65,8 +65,10 @@ def test_the_check_covers_every_family():
                          ids=lambda p: str(p.relative_to(SCENARIOS)))
 def test_an_iov_scenarios_traffic_outlasts_its_run(path):
     """Past ``traffic.duration`` no vehicle arrives and the road empties: a run still going then
-    idles on an empty road (iov/short once ran 262 such rounds). Built-in traffic must last at
-    least until ``stop.max_sim_time``; a SUMO trace brings its own end (the file says it)."""
+    idles on an empty road (iov/short with one hour of traffic and no max_sim_time: 262 rounds
+    of idle waits after its last vehicle, ending at 0.732 below its target). Built-in traffic
+    must last at least until ``stop.max_sim_time``; a SUMO trace brings its own end (the file
+    says it)."""
     from netfl import load_scenario
 
     scenario = load_scenario(path)
