@@ -197,12 +197,7 @@ class Channel:
         bins = self.bins
         if bins is None:
             bins = self.bins = TimeBins(now)
-        values, width = bins.values, bins.width_s
-        k = int(now / width)
-        if k < len(values) and started_s >= k * width:  # within one existing bin (most flows)
-            values[k] += bits
-        else:
-            bins.add(started_s, now, bits)
+        bins.add(started_s, now, bits)
 
     def statistics(self, now: float) -> ChannelStats:
         """What the channel did from the start to ``now`` (at or after its last change), the
@@ -289,15 +284,10 @@ class Medium:
         """Its channels' bits per time bin up to ``now``, added up at the widest of their
         bins (a new object: reading it changes nothing)."""
         parts = [channel.time_bins(now) for channel in self.members]
-        total = TimeBins()
-        total.width_s = max([total.width_s, *(p.width_s for p in parts)])
-        sums: list[float] = []
+        total = TimeBins(max([0.0, *(p.limit_s / 2 for p in parts)]))
         for part in parts:
-            values = part.at_width(total.width_s)
-            sums += [0.0] * (len(values) - len(sums))
-            for k, value in enumerate(values):
-                sums[k] += value
-        total.values.extend(sums)
+            for k, value in enumerate(part.at_width(total.width_s)):
+                total.values[k] += value
         return total
 
 

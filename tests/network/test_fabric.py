@@ -369,12 +369,12 @@ def test_time_bins_spread_an_amount_evenly_and_stay_bounded():
 
     bins = TimeBins()
     bins.add(0.0, 4 * FIRST_BIN_S, 8.0)  # four bins, 2 each
-    assert list(bins.values) == pytest.approx([2.0] * 4)
+    assert bins.amounts() == pytest.approx([2.0] * 4 + [0.0] * (MAX_BINS - 4))
     bins.add(FIRST_BIN_S / 2, FIRST_BIN_S / 2, 1.0)  # an instant: its bin
-    assert bins.values[0] == pytest.approx(3.0)
+    assert bins.amounts()[0] == pytest.approx(3.0)
     bins.add(0.0, 100 * MAX_BINS * FIRST_BIN_S, 5.0)  # far past the last bin: merged
-    assert len(bins.values) <= MAX_BINS and bins.width_s >= 100 * FIRST_BIN_S
-    assert math.fsum(bins.values) == pytest.approx(14.0)
+    assert len(bins.amounts()) == MAX_BINS and bins.width_s >= 100 * FIRST_BIN_S
+    assert math.fsum(bins.amounts()) == pytest.approx(14.0)
     assert sum(bins.at_width(bins.width_s * 4)) == pytest.approx(14.0)
 
 
@@ -382,11 +382,11 @@ def test_a_channel_bins_each_flows_bits_over_its_time_on_it():
     # 4 Mb at 1 Mb/s from 1 s to 5 s, and one still on it at 8 s (2 Mb of 6 sent)
     env, channel, _ = _stats_run([(1.0, 4e6, math.inf), (6.0, 6e6, math.inf)], until=8.0)
     bins = channel.time_bins(env.now)
-    assert math.fsum(bins.values) == pytest.approx(6e6)
+    assert math.fsum(bins.amounts()) == pytest.approx(6e6)
     per_s = bins.at_width(1.0)
     assert per_s[:8] == pytest.approx([0, 1e6, 1e6, 1e6, 1e6, 0, 1e6, 1e6])
     assert channel.bins is not bins  # reading copies: nothing changes
-    assert math.fsum(channel.bins.values) == pytest.approx(4e6)
+    assert math.fsum(channel.bins.amounts()) == pytest.approx(4e6)
 
 
 def test_a_medium_sums_its_channels_flows_capacity_and_bits():
@@ -415,7 +415,7 @@ def test_a_medium_sums_its_channels_flows_capacity_and_bits():
     assert stats.capacity_bit == pytest.approx(1e6 + 4e6 + 3e6)
     assert stats.carried_bits == pytest.approx(8e6)
     assert medium.capacity_bps == 0.0 and not medium.active
-    assert math.fsum(medium.time_bins(env.now).values) == pytest.approx(8e6)
+    assert math.fsum(medium.time_bins(env.now).amounts()) == pytest.approx(8e6)
     assert list(fabric.channels_used)[:2] == [medium, a]
 
 
@@ -450,3 +450,28 @@ def test_a_beams_medium_counts_its_users_shares_and_changes_no_rate():
     assert stats.capacity_bit == pytest.approx(3e6 * 2 + 2e6 * 1)
     assert stats.carried_bits == pytest.approx(8e6)
     assert stats.utilisation(3.0) == pytest.approx(1.0)
+
+
+@given(st.lists(st.tuples(st.floats(0, 50), st.floats(0, 50), st.floats(0, 1e6)),
+                min_size=1, max_size=30))
+@settings(max_examples=60, deadline=None)
+def test_time_bins_equal_a_spread_computed_bin_by_bin(spans):
+    from netfl.network.time_bins import TimeBins
+
+    bins = TimeBins()
+    for a, b, amount in spans:
+        bins.add(min(a, b), max(a, b), amount)
+    width, amounts = bins.width_s, bins.amounts()
+    expected = [0.0] * len(amounts)
+    for a, b, amount in spans:
+        start, end = min(a, b), max(a, b)
+        if end <= start:
+            last = int(end / width)
+            expected[last] += amount
+            continue
+        for k in range(len(expected)):
+            overlap = min(end, (k + 1) * width) - max(start, k * width)
+            if overlap > 0:
+                expected[k] += amount * overlap / (end - start)
+    total = sum(amount for _, _, amount in spans)
+    assert amounts == pytest.approx(expected, rel=1e-5, abs=1e-6 * total + 1e-3)  # float32
