@@ -100,17 +100,19 @@ def bottlenecks(rows: list[dict], top: int = TOP) -> list[dict]:
 
 def utilisation_over_time(network, duration_s: float, rows: list[dict] | None = None,
                           top: int = HEAT_MAP_TOP) -> pd.DataFrame:
-    """The ``top`` channels of ``link_rows`` (``rows``, computed when None) by utilisation,
+    """The ``top`` channels of ``rows`` (``link_rows(network, duration_s)``, computed when
+    None; its rows follow the fabric's channels one for one) by utilisation,
     most utilised first, as rows (index: channel) of their utilisation per time bin (columns:
     each bin's start, s): bits carried in the bin / (the channel's mean capacity while busy x
     the bin's length within ``duration_s``). Bins are those of the channels (a power of two
     times ``FIRST_BIN_S``, at most ``MAX_BINS`` of them over the run), merged to one width."""
     now = network.env.now
     rows = link_rows(network, duration_s) if rows is None else rows
-    ranked = [r for r in sorted(rows, key=lambda r: (-r["utilisation"], -r["busy_s"],
-                                                     r["channel"])) if r["bytes"] > 0][:top]
-    by_name = {channel.name: channel for channel in network.fabric.channels_used}
-    bins = {r["channel"]: by_name[r["channel"]].time_bins(now) for r in ranked}
+    channels = list(network.fabric.channels_used)  # link_rows' order: one row each
+    ranked = [i for i in sorted(range(len(rows)), key=lambda i: (
+        -rows[i]["utilisation"], -rows[i]["busy_s"], rows[i]["channel"]))
+        if rows[i]["bytes"] > 0][:top]
+    bins = {i: channels[i].time_bins(now) for i in ranked}
     width = FIRST_BIN_S
     while duration_s >= width * MAX_BINS:
         width *= 2
@@ -119,12 +121,12 @@ def utilisation_over_time(network, duration_s: float, rows: list[dict] | None = 
     starts = [k * width for k in range(count)]
     lengths = [min(width, duration_s - start) if duration_s > start else width
                for start in starts]
-    table = {}
-    for row in ranked:
-        values = bins[row["channel"]].at_width(width)
-        values = (values + [0.0] * count)[:count]
-        capacity = row["capacity_bps"]
-        table[row["channel"]] = [v / (capacity * length) if capacity > 0 and length > 0
-                                 and math.isfinite(capacity) else 0.0
-                                 for v, length in zip(values, lengths, strict=True)]
-    return pd.DataFrame.from_dict(table, orient="index", columns=starts)
+    names, table = [], []
+    for i in ranked:
+        values = (bins[i].at_width(width) + [0.0] * count)[:count]
+        capacity = rows[i]["capacity_bps"]
+        names.append(rows[i]["channel"])
+        table.append([v / (capacity * length) if capacity > 0 and length > 0
+                      and math.isfinite(capacity) else 0.0
+                      for v, length in zip(values, lengths, strict=True)])
+    return pd.DataFrame(table, index=names, columns=starts, dtype=float)
