@@ -65,14 +65,13 @@ def critical_path(by_node: dict[str, list[Activity]], last: Activity, start: flo
     ``last``, walking back over ``by_node`` (each node's activities in order of their ends),
     and the node it ended at. The parts add up to ``end - start``."""
     parts = dict.fromkeys(PARTS, 0.0)
-    ends = {node: [a.end for a in acts] for node, acts in by_node.items()}
-    limit = {node: len(acts) for node, acts in by_node.items()}  # not picked again: below this
+    limit: dict[str, int] = {}  # per node visited: its activities from here on are picked
     node, t = last.node, end
     while t > start:
         acts = by_node.get(node)
         if not acts:
             break
-        i = min(bisect.bisect_right(ends[node], t), limit[node]) - 1
+        i = min(bisect.bisect_right(acts, t, key=_end), limit.get(node, len(acts))) - 1
         if i < 0 or acts[i].end <= start:
             break
         activity, limit[node] = acts[i], i
@@ -84,6 +83,10 @@ def critical_path(by_node: dict[str, list[Activity]], last: Activity, start: flo
     busy = math.fsum(parts[p] for p in PARTS if p != "waiting")
     parts["waiting"] = max(end - start - busy, 0.0)
     return parts, last.node
+
+
+def _end(activity: Activity) -> float:
+    return activity.end
 
 
 class RoundAnalyzer:
