@@ -115,3 +115,19 @@ def test_rounds_csv_and_the_summary_statistics(tmp_path):
     stats = result.summary["round_critical_path"]
     assert stats["duration_s"]["max"] == pytest.approx(table["duration_s"].max())
     assert set(stats) == {"duration_s", *(f"{p}_s" for p in PARTS)}
+
+
+@pytest.mark.parametrize("kind", ["hier-fedavg", "fed-chs"])
+def test_rounds_add_up_under_a_constellation(kind):
+    from pathlib import Path
+
+    scenario = netfl.load_scenario(
+        Path(__file__).resolve().parents[2] / "scenarios" / "leo" / "short.yaml",
+        [f"algorithm={{kind: {kind}, rounds: 3}}", "model={kind: fake}",
+         "data={dataset: synthetic, partition: {kind: dirichlet, alpha: 0.6}}"])
+    simulation = Simulation(scenario)
+    simulation.run()
+    result = type("Result", (), {})()
+    result.summary, result.rounds = simulation.summary(), simulation.rounds.rows
+    rows = check_rounds(result)
+    assert all(r["upload_s"] > 0 for r in rows)  # the users' uplinks are on every path
