@@ -45,8 +45,12 @@ def test_results_directory(tiny, tmp_path):
     assert result.path == tmp_path / "tiny" / "r1"
     assert sorted(p.name for p in result.path.iterdir()) == [
         "accuracy_vs_bytes.png", "accuracy_vs_time.png", "events.parquet", "links.csv",
-        "links.png", "metrics.csv", "metrics.parquet", "participation.csv", "partition.csv", "partition.png",
-        "rounds.csv", "rounds.png", "scenario.yaml", "summary.json"]
+        "links.parquet", "links.png", "metrics.csv", "metrics.parquet", "participation.csv",
+        "participation.parquet", "partition.csv", "partition.png", "rounds.csv",
+        "rounds.parquet", "rounds.png", "scenario.yaml", "summary.json"]
+    rounds = pd.read_parquet(result.path / "rounds.parquet")
+    pd.testing.assert_frame_equal(rounds, pd.read_csv(result.path / "rounds.csv"),
+                                  check_dtype=False)
     partition = pd.read_csv(result.path / "partition.csv")
     assert len(partition) == 6 and set(partition["edge_server"]) == {"e0", "e1"}
     labels = [c for c in partition.columns if c.startswith("label_")]

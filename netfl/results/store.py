@@ -169,6 +169,10 @@ def _jsonable(value):
     return value
 
 
+# the analysis's tables, also as parquet (types kept, for pandas and pyarrow users)
+PARQUET_TOO = ("rounds", "links", "participation")
+
+
 def write_run(parent: Path, run_id: str, summary: dict, metrics: pd.DataFrame,
               scenario_yaml: str, events: pd.DataFrame | None = None, plot=None,
               tables: dict[str, pd.DataFrame] | None = None, on_summary=None) -> Path:
@@ -193,6 +197,8 @@ def write_run(parent: Path, run_id: str, summary: dict, metrics: pd.DataFrame,
             events.to_parquet(tmp / "events.parquet", index=False)
         for name, table in (tables or {}).items():
             table.to_csv(tmp / f"{name}.csv", index=False)
+            if name in PARQUET_TOO:
+                table.to_parquet(tmp / f"{name}.parquet", index=False)
         if plot is not None:
             plot(tmp)
         # summary.json last: its presence marks a complete directory.
