@@ -15,13 +15,13 @@ import pytest
 import simpy
 
 from netfl.errors import ScenarioError, TransferFailed
+from netfl.network.helper import build_network
 from netfl.network.radio import (
     SPEED_OF_LIGHT_MPS,
     AccessRadio,
     free_space_path_loss_db,
     link_budget_rate_bps,
 )
-from netfl.network.helper import build_network
 from netfl.runner import run_scenario
 from netfl.scenario.leo import LeoWorld
 from netfl.scenario.sections import Links
