@@ -157,7 +157,8 @@ class OrbitWorld(SatelliteAssociation, World):
             self._pair_windows.setdefault((int(u), int(k)), []).append((float(rise),
                                                                         float(set_)))
         self._primary: dict[str, str] = {}
-        self._served: dict[str, str] = {}  # the serving satellite last told to listeners
+        self._served: dict[str, str] = {}  # the serving satellite last seen per user
+        self.serving_changes = 0  # users moved to another serving satellite (seen when asked)
         self._serving_listeners: list = []
         self._env = None
         self.isl_spans: dict[tuple[str, str], list[tuple[float, float]]] = {}
@@ -311,6 +312,8 @@ def leo_summary(world: OrbitWorld, now_s: float) -> dict:
         "window_s_mean": round(float(lengths.mean()), 3) if len(lengths) else None,
         "user_coverage": round(float(np.mean(covered)) / now_s, 4) if now_s > 0 else None,
         "satellites_seen": int(begun["sat"].nunique()),
+        # a user moved to another serving satellite (as the run saw it, when it asked)
+        "satellite_handovers": world.serving_changes,
     }
 
 

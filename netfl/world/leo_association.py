@@ -20,21 +20,25 @@ from netfl.world.orbits import elevation_deg
 class SatelliteAssociation:
     """Needs from the world: ``spec.association``, ``edges_of``, ``sat_positions``,
     ``_pair_windows`` ((user, satellite) index -> sorted windows), ``_user``, ``_index``,
-    ``_site_km``, ``_up``, ``_primary`` and ``_served`` (dicts), ``_serving_listeners`` (a list)
-    and ``_env`` (set when the run starts)."""
+    ``_site_km``, ``_up``, ``_primary`` and ``_served`` (dicts), ``_serving_listeners`` (a list),
+    ``serving_changes`` (a count) and ``_env`` (set when the run starts)."""
 
     # -------------------------------------------------------------------- association
 
     def edge_of(self, client: str) -> str | None:
         """The satellite serving ``client`` now, by ``world.association``'s policy among those
         in view; kept until it sets or another beats it by the hysteresis margin. A change is
-        told to ``subscribe_serving``'s listeners when it is first seen."""
+        told to ``subscribe_serving``'s listeners when it is first seen, and counted in
+        ``serving_changes`` (a user's first satellite is not a change)."""
         serving = self._serving(client)
-        if self._serving_listeners and serving is not None and self._env is not None and (
-                self._served.get(client) != serving):
-            self._served[client] = serving
-            for listener in self._serving_listeners:
-                listener(client, serving)
+        if serving is not None and self._env is not None:
+            last = self._served.get(client)
+            if last != serving:
+                self._served[client] = serving
+                if last is not None:
+                    self.serving_changes += 1
+                for listener in self._serving_listeners:
+                    listener(client, serving)
         return serving
 
     def subscribe_serving(self, listener) -> None:

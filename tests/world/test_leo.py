@@ -408,7 +408,7 @@ def test_leo_summary_and_window_rows_by_hand(world):
         "satellites": 40, "windows_per_user": round(len(begun) / 3, 3),
         "window_s_mean": round(float(lengths.mean()), 3),
         "user_coverage": round(float(np.mean(covered)) / now, 4),
-        "satellites_seen": begun["sat"].nunique()}
+        "satellites_seen": begun["sat"].nunique(), "satellite_handovers": 0}
     assert 0 < summary["user_coverage"] < 1
     rows = world.window_rows(now)
     assert list(rows.columns) == ["user", "satellite", "name", "rise_s", "set_s"]
@@ -829,3 +829,15 @@ def test_a_users_serving_satellite_is_told_when_it_is_seen_to_change(policy):
             else:
                 assert news == []
     assert len(told) > len(world.clients)  # users were handed over between satellites
+
+
+def test_satellite_handovers_count_each_users_change_of_serving_satellite():
+    """summary.json's satellite_handovers: every Serving record after a user's first one
+    (a traced run records them all)."""
+    root = Path(__file__).resolve().parents[2]
+    result = run_scenario(root / "scenarios" / "leo" / "short.yaml", write=False, overrides=[
+        "model={kind: fake}", "stop={max_sim_time: 600 s}", "output.trace=true",
+        "data={dataset: synthetic, partition: {kind: dirichlet, alpha: 0.6}}"])
+    serving = result.events[result.events["kind"] == "serving"]
+    changes = result.summary["satellite_handovers"]
+    assert changes > 0 and changes == sum(n - 1 for n in serving["client"].value_counts())
