@@ -16,7 +16,13 @@ import pandas as pd
 
 from netfl.errors import NetflError
 from netfl.results.collect import SEED, Collection, RunRecord
-from netfl.results.intervals import Interval, format_interval, paired_difference, t_interval
+from netfl.results.intervals import (
+    Interval,
+    format_interval,
+    paired_difference,
+    t_interval,
+    t_quantile,
+)
 from netfl.sim.clock import format_bytes, format_duration
 
 METRICS = ("final_accuracy", "best_accuracy", "time_to_target_s", "bytes_to_target",
@@ -306,12 +312,13 @@ def band(frames: list[pd.DataFrame], x: str) -> pd.DataFrame:
 
     Each run's accuracy is a step function of x (its last evaluation at or before x); after
     its last evaluation it holds its final accuracy (the model it ended with). Returns x, mean,
-    std (ddof=1, NaN for one run) and n (runs evaluated by then).
+    std (ddof=1, NaN for one run), ci95 (the half-width of the mean's 95% Student t interval,
+    NaN for one run) and n (runs evaluated by then).
     """
     frames = [f[[x, "accuracy"]].dropna().sort_values(x, kind="stable") for f in frames]
     frames = [f for f in frames if len(f)]
     if not frames:
-        return pd.DataFrame(columns=[x, "mean", "std", "n"])
+        return pd.DataFrame(columns=[x, "mean", "std", "ci95", "n"])
     grid = np.unique(np.concatenate([f[x].to_numpy(dtype=float) for f in frames]))
     values = np.full((len(frames), len(grid)), np.nan)
     for i, frame in enumerate(frames):
@@ -324,7 +331,10 @@ def band(frames: list[pd.DataFrame], x: str) -> pd.DataFrame:
         std = (np.nanstd(values, axis=0, ddof=1) if len(frames) > 1
                else np.full(len(grid), np.nan))
     std = np.where(n > 1, std, np.nan)
-    return pd.DataFrame({x: grid, "mean": mean, "std": std, "n": n})
+    quantile = {k: t_quantile(k - 1) for k in set(n.tolist()) if k > 1}
+    ci95 = np.array([quantile[k] * s / np.sqrt(k) if k > 1 else np.nan
+                     for k, s in zip(n.tolist(), std, strict=True)])
+    return pd.DataFrame({x: grid, "mean": mean, "std": std, "ci95": ci95, "n": n})
 
 
 def classify_tag(tag: str) -> str:

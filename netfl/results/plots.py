@@ -203,8 +203,9 @@ def _common_axis(x_name: str, xs: list[pd.Series]) -> tuple[float, str]:
 
 def plot_bands(curves: dict[str, pd.DataFrame], x_name: str, path: Path, title: str,
                target_accuracy: float | None = None) -> Path:
-    """One line per group (label -> table of ``x_name``, mean, std) with a mean ± std band
-    where the group has several seeds; written to ``path``."""
+    """One line per group (label -> table of ``x_name``, mean, ci95 or std) with a band of the
+    mean's 95% interval (± std for a table without ci95) where the group has several seeds;
+    written to ``path``."""
     fig = _figure(figsize=(7.2, 4.4), dpi=110)
     ax = fig.subplots()
     factor, label = _common_axis(x_name, [c[x_name] for c in curves.values()])
@@ -213,9 +214,10 @@ def plot_bands(curves: dict[str, pd.DataFrame], x_name: str, path: Path, title: 
             continue
         x = curve[x_name] * factor
         (line,) = ax.step(x, curve["mean"], where="post", linewidth=1.6, label=name)
-        if curve["std"].notna().any():
-            low = (curve["mean"] - curve["std"]).clip(lower=0)
-            high = (curve["mean"] + curve["std"]).clip(upper=1)
+        spread = curve["ci95"] if "ci95" in curve else curve["std"]
+        if spread.notna().any():
+            low = (curve["mean"] - spread).clip(lower=0)
+            high = (curve["mean"] + spread).clip(upper=1)
             ax.fill_between(x, low, high, step="post", color=line.get_color(), alpha=0.18,
                             linewidth=0)
     if target_accuracy is not None:

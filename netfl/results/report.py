@@ -131,8 +131,8 @@ def write_report(paths: list[str | Path], out_dir: str | Path | None = None,
                               ("bytes_total", "accuracy_vs_bytes.png", "bytes delivered")):
             curves = {label(k, columns, runs): band([r.curve(x) for r in runs], x)
                       for k, runs in grouped.items()}
-            plot_bands(curves, x, tmp / name, f"accuracy against {what} (mean ± std over "
-                                              f"seeds)", target)
+            plot_bands(curves, x, tmp / name, f"accuracy against {what} (mean and its 95% "
+                                              f"interval over seeds)", target)
         plot_time_breakdown(breakdown, tmp / "time_breakdown.png",
                             "node-seconds by category, mean per run (summed over nodes "
                             "and transfers, which overlap: not simulated time)")

@@ -103,9 +103,12 @@ def test_band_follows_each_seed_as_a_step_and_holds_its_final_value():
     assert list(curve["sim_time_s"]) == [0.0, 1.0, 1.5, 2.0]
     assert list(curve["mean"]) == pytest.approx([0.1, 0.3, 0.55, 0.65])
     assert curve["std"].iloc[1] == pytest.approx(math.sqrt(0.08))  # 0.5 and 0.1, ddof=1
+    # the band: the mean's 95% interval, t(0.975, 1) = 12.706 for two runs
+    assert curve["ci95"].iloc[1] == pytest.approx(12.7062 * math.sqrt(0.08) / math.sqrt(2),
+                                                  rel=1e-4)
     assert list(curve["n"]) == [2, 2, 2, 2]
     alone = band([one], "sim_time_s")
-    assert alone["std"].isna().all()
+    assert alone["std"].isna().all() and alone["ci95"].isna().all()
 
 
 def test_time_breakdown_by_hand():
