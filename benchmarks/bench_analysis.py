@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_scale import scenario  # noqa: E402
 
+import netfl.results.run_analysis as run_analysis  # noqa: E402
 import netfl.simulation as simulation_module  # noqa: E402
 from netfl.scenario import load_scenario  # noqa: E402
 
@@ -41,9 +42,9 @@ class _Off:
 
 
 def timed(spec, analysis: bool) -> tuple[float, dict]:
-    saved = simulation_module.RoundAnalyzer, simulation_module.Participation
+    saved = run_analysis.RoundAnalyzer, run_analysis.Participation
     if not analysis:
-        simulation_module.RoundAnalyzer = simulation_module.Participation = _Off
+        run_analysis.RoundAnalyzer = run_analysis.Participation = _Off
     try:
         began = time.process_time()
         simulation = simulation_module.Simulation(spec)
@@ -51,7 +52,7 @@ def timed(spec, analysis: bool) -> tuple[float, dict]:
         summary = simulation.summary()
         return time.process_time() - began, summary
     finally:
-        simulation_module.RoundAnalyzer, simulation_module.Participation = saved
+        run_analysis.RoundAnalyzer, run_analysis.Participation = saved
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,11 +24,8 @@ from netfl.errors import ScenarioError, ScenarioProblem
 from netfl.learn import build_data, build_trainer
 from netfl.network.helper import build_network
 from netfl.results.event_spool import EventSpool
-from netfl.results.links import bottlenecks, link_rows, link_table
-from netfl.results.occupancy import occupancy, occupancy_summary
-from netfl.results.participation import PARTICIPATION_COLUMNS, Participation
 from netfl.results.recorder import Recorder
-from netfl.results.rounds import ROUND_COLUMNS, RoundAnalyzer, round_statistics
+from netfl.results.run_analysis import RunAnalysis
 from netfl.scenario import Scenario
 from netfl.scenario.iov import IovWorld
 from netfl.scenario.loader import locate
@@ -155,8 +152,8 @@ class Simulation:
         keep = scenario.output.trace or scenario.output.timeline
         spool = EventSpool(events_dir) if keep and events_dir is not None else None
         self.recorder = Recorder(self.trace, self.world.tier, keep_events=keep, spool=spool)
-        self.rounds = RoundAnalyzer(self.trace, self.world.tier)  # each round's critical path
-        self.participation = Participation(self.trace, self.world.tier)
+        self.analysis = RunAnalysis(self.trace, self.world)  # rounds, participation, loads
+        self.rounds, self.participation = self.analysis.rounds, self.analysis.participation
         self.network = build_network(self.env, self.world, scenario.links, self.streams,
                                      self.trace)
         self.fleet = Fleet(self.env, self.world, scenario.devices, self.streams, self.trace,
@@ -233,30 +230,20 @@ class Simulation:
         return table
 
     def analysis_tables(self) -> dict[str, pd.DataFrame]:
-        """rounds.csv (each round's critical path, netfl.results.rounds),
-        participation.csv (who took part, per round and server, netfl.results.participation)
-        and links.csv (each channel's load, netfl.results.links); on a road or orbital world,
-        occupancy.csv (clients per cell over time, netfl.results.occupancy)."""
-        cells = occupancy(self.world, self.network, self.env.now)
-        return {"rounds": pd.DataFrame(self.rounds.rows, columns=ROUND_COLUMNS),
-                "participation": pd.DataFrame(self.participation.rows,
-                                              columns=PARTICIPATION_COLUMNS),
-                "links": link_table(self.network, self.env.now)} | (
-                    {"occupancy": cells} if len(cells) else {})
+        """rounds.csv, participation.csv, links.csv and, on a road or orbital world,
+        occupancy.csv (netfl.results.run_analysis)."""
+        return self.analysis.tables(self.network, self.env.now)
 
     def plot_rounds(self, directory: Path) -> None:
         """rounds.png: each round's critical path and the parts' distribution."""
         from netfl.results.round_plots import plot_rounds
 
-        plot_rounds(pd.DataFrame(self.rounds.rows, columns=ROUND_COLUMNS),
-                    directory / "rounds.png", self.scenario.name)
+        plot_rounds(self.analysis.rounds_table(), directory / "rounds.png", self.scenario.name)
 
     def plot_links(self, directory: Path) -> None:
         """links.png: the most utilised channels' utilisation over time; occupancy.png on a
         road or orbital world: clients per cell over time."""
-        from netfl.results.link_plots import plot_run_links
-
-        plot_run_links(self.network, self.world, self.env.now, directory, self.scenario.name)
+        self.analysis.plot_links(self.network, self.env.now, directory, self.scenario.name)
 
     def world_tables(self) -> dict[str, pd.DataFrame]:
         """Tables of a mobile world for the results directory: visits.csv (each vehicle's
@@ -384,11 +371,7 @@ class Simulation:
             "diverged_round": self.algorithm.diverged_round,
             "netfl_version": _version(),
             "world_notes": list(self.world.notes),
-            "round_critical_path": round_statistics(self.rounds.rows),
-            "bottlenecks": bottlenecks(link_rows(self.network, self.env.now)),
-            "occupancy": occupancy_summary(occupancy(self.world, self.network, self.env.now)),
-            "participation": self.participation.summary(),
-        }
+        } | self.analysis.summary(self.network, self.env.now)
         extras = self.algorithm.summary_extras() | self.world.summary(self.env.now)
         clash = set(extras) & set(summary)
         if clash:

@@ -54,15 +54,3 @@ def plot_occupancy(table: pd.DataFrame, path: Path, title: str) -> Path | None:
     top = float(np.nanmax(table.to_numpy(dtype=float)))
     return _heat_map(table, path, f"{title}: clients per cell over time",
                      "clients (mean in the bin)", max(top, 1.0))
-
-
-def plot_run_links(network, world, now_s: float, directory: Path, title: str) -> None:
-    """A run's links.png and, on a road or orbital world, its occupancy.png, into
-    ``directory`` (each left out where it would be empty)."""
-    from netfl.results.links import utilisation_over_time
-    from netfl.results.occupancy import occupancy, occupancy_matrix
-
-    directory = Path(directory)
-    plot_links(utilisation_over_time(network, now_s), directory / "links.png", title)
-    plot_occupancy(occupancy_matrix(occupancy(world, network, now_s)),
-                   directory / "occupancy.png", title)

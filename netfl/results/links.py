@@ -2,7 +2,7 @@
 
 Every :class:`~netfl.network.flow.Channel` (one direction of a link, or a medium that several
 links share: a shared-access cell, an 802.11p RSU's air, a broadcast) keeps its statistics
-online as flows join and leave it (``Channel.statistics``). ``link_table`` turns those of
+online as flows join and leave it (``Channel.statistics``). ``link_rows`` turns those of
 every channel that carried a flow into links.csv; ``bottlenecks`` picks the most utilised for
 summary.json. Nothing here enters the simulation: the statistics are read at the run's end.
 
@@ -81,11 +81,6 @@ def link_rows(network, duration_s: float) -> list[dict]:
             "bytes": stats.carried_bits / 8.0, "wasted_bytes": stats.wasted_bits / 8.0,
             "mean_flows": stats.mean_flows, "peak_flows": stats.peak_flows})
     return rows
-
-
-def link_table(network, duration_s: float) -> pd.DataFrame:
-    """links.csv: ``link_rows`` as a table (``LINK_COLUMNS``)."""
-    return pd.DataFrame(link_rows(network, duration_s), columns=LINK_COLUMNS)
 
 
 def bottlenecks(rows: list[dict], top: int = TOP) -> list[dict]:
