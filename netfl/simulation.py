@@ -364,6 +364,7 @@ class Simulation:
             "model_params": self.trainer.num_params,
             "payload_bytes": self.trainer.payload_bytes,
             "flops_per_sample": self.trainer.flops_per_sample,
+            "train_flops_per_sample": self.trainer.train_flops_per_sample,
             "clients": len(self.world.clients),
             "edge_servers": len(self.world.edge_servers),
             "host_time_s": self.host_times.total_s(),

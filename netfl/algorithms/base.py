@@ -159,7 +159,7 @@ class Algorithm(ModelMoves, ClientRounds):
         if samples is None:
             samples = steps * self.trainer.samples_per_step(self._client_index[client],
                                                             self.spec.batch_size)
-        duration = fleet.train_time_s(client, self.trainer.flops_per_sample, samples)
+        duration = fleet.train_time_s(client, self.trainer.train_flops_per_sample, samples)
         started = self.env.now
         self.book.local_steps_done += steps
         if self._trace.wants(TrainStart):  # the event table's; no counter needs it

@@ -250,7 +250,7 @@ class GroupFEL(GroupFormation, Algorithm):
         """E H_i(n_i) of eq. (5): the client's device time for ``samples_of`` samples, without
         jitter (the simulated clock is charged the same samples, with jitter)."""
         flops, slowdown = self.device_speed(client)
-        return train_time_s(self.trainer.flops_per_sample, self.samples_of(client), flops,
+        return train_time_s(self.trainer.train_flops_per_sample, self.samples_of(client), flops,
                             slowdown)
 
     def solver_cost_s(self, client: str) -> float:

@@ -66,8 +66,9 @@ class Fleet:
         """The node's straggler factor (1.0 for a normal node)."""
         return self._slowdown.get(node, 1.0)
 
-    def train_time_s(self, node: str, flops_per_sample: float, samples: int) -> float:
-        """Simulated seconds for ``node`` to train on ``samples`` samples.
+    def train_time_s(self, node: str, train_flops_per_sample: float, samples: int) -> float:
+        """Simulated seconds for ``node`` to train on ``samples`` samples of
+        ``train_flops_per_sample`` FLOPs each.
 
         Jitter is drawn from the node's own stream (``devices-jitter``, keyed by node), so a
         node's k-th job gets the same factor whatever the other nodes did before it.
@@ -79,7 +80,7 @@ class Fleet:
                 self._jitter_rngs[node] = self._streams.derive("devices-jitter",
                                                                self._node_index[node])
             jitter = jitter_factor(self._jitter_rngs[node], sigma)
-        return train_time_s(flops_per_sample, samples, self.profile(node).flops,
+        return train_time_s(train_flops_per_sample, samples, self.profile(node).flops,
                             self.slowdown(node), jitter)
 
     def aggregation_time_s(self, node: str, num_params: int, n_updates: int) -> float:

@@ -1,9 +1,9 @@
 """Pure timing functions of the device model (see docs/models/compute.md).
 
-Training one sample costs about three forward passes (forward, plus a backward pass of about twice
-the forward cost), so::
+Training one sample costs the model's counted training FLOPs per sample (forward and backward,
+netfl.learn.models.train_flops_per_sample), so::
 
-    train_time_s = flops_per_sample * 3 * samples / effective_flops * slowdown * jitter
+    train_time_s = train_flops_per_sample * samples / effective_flops * slowdown * jitter
 
 where ``slowdown`` is a straggler's factor (1 for others) and ``jitter`` a lognormal factor with
 median 1. Aggregating n updates of P parameters costs 2 * P * n FLOPs (one multiply-add each).
@@ -15,16 +15,16 @@ import math
 
 import numpy as np
 
-TRAIN_FLOPS_PER_FORWARD = 3.0
 AGGREGATE_FLOPS_PER_PARAM = 2.0
 
 
-def train_time_s(flops_per_sample: float, samples: int, effective_flops: float,
+def train_time_s(train_flops_per_sample: float, samples: int, effective_flops: float,
                  slowdown: float = 1.0, jitter: float = 1.0) -> float:
-    """Simulated seconds to train on ``samples`` samples (forward + backward)."""
+    """Simulated seconds to train on ``samples`` samples, ``train_flops_per_sample`` FLOPs each
+    (forward and backward)."""
     if effective_flops <= 0:
         raise ValueError("effective_flops must be positive")
-    flops = flops_per_sample * TRAIN_FLOPS_PER_FORWARD * samples
+    flops = train_flops_per_sample * samples
     return flops / effective_flops * slowdown * jitter
 
 

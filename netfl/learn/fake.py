@@ -11,7 +11,9 @@ learn less that is useful to the global model). Accuracy rises from chance towar
     accuracy = chance + (max_accuracy - chance) * (1 - exp(-p))
     loss     = log(K) * exp(-p) + (1 - max_accuracy)
 
-Message sizes and compute costs are the declared ``params`` and ``flops_per_sample``, so the
+Message sizes and compute costs are the declared ``params`` and ``flops_per_sample`` (forward;
+training is charged ``train_flops_per_sample``, by default 3x the forward: a backward pass of
+about twice the forward, as for a model whose every layer needs its input gradient), so the
 network and device models behave exactly as with a real model of that size.
 """
 
@@ -28,6 +30,8 @@ from netfl.learn.partition import Partition
 from netfl.scenario.sections import FakeModel
 from netfl.sim.clock import RandomStreams
 
+# a declared model's training FLOPs per forward FLOP, where it does not declare them (uncounted)
+TRAIN_FLOPS_PER_FORWARD = 3.0
 REFERENCE_LR = 0.05  # the learning rate at which one fake gradient step equals one local step
 
 
@@ -39,6 +43,8 @@ class FakeTrainer(ClientData):
         self.num_params = spec.params
         self.payload_bytes = float(spec.params * BYTES_PER_PARAM)
         self.flops_per_sample = spec.flops_per_sample
+        self.train_flops_per_sample = (spec.train_flops_per_sample
+                                       or TRAIN_FLOPS_PER_FORWARD * spec.flops_per_sample)
         self._skew = label_skew(partition.counts)
 
     def init_params(self) -> np.ndarray:

@@ -24,7 +24,8 @@ set in netfl.learn.evaluation. Contract shared with
   each after its ``steps`` SGD steps from its start in ``params`` (one for all, or one per
   client) on fresh mini-batches of that client's data;
 * ``evaluate(params)`` -> (accuracy, mean cross-entropy) on the test set;
-* ``samples_per_step(client, batch_size)``, ``payload_bytes``, ``flops_per_sample``,
+* ``samples_per_step(client, batch_size)``, ``payload_bytes``, ``flops_per_sample`` (forward),
+  ``train_flops_per_sample`` (forward and backward: what the device model charges),
   ``client_sizes``, ``num_params``.
 """
 
@@ -46,7 +47,7 @@ from netfl.learn.dense import chunk_size, dense_layers, dense_sgd_
 from netfl.learn.evaluation import EvaluationMethods
 from netfl.learn.flat import FlatModel
 from netfl.learn.gradients import GradientMethods
-from netfl.learn.models import count_params, flops_per_sample
+from netfl.learn.models import count_params, flops_per_sample, train_flops_per_sample
 from netfl.learn.parallel import average, on_replicas, single_threaded_torch, worker_pool
 from netfl.learn.partition import Partition
 from netfl.learn.sgd import sgd_step_
@@ -91,10 +92,12 @@ class TorchTrainer(ClientData, GradientMethods, EvaluationMethods):
             for module in model.modules():
                 if hasattr(module, "reset_parameters"):
                     module.reset_parameters()
+        # counted on the CPU, before the move to the device
+        self.flops_per_sample = flops_per_sample(model, dataset.input_shape)
+        self.train_flops_per_sample = train_flops_per_sample(model, dataset.input_shape)
         self.model = model.to(self.device)
         self.num_params = count_params(self.model)
         self.payload_bytes = float(self.num_params * BYTES_PER_PARAM)
-        self.flops_per_sample = flops_per_sample(self.model, dataset.input_shape)
         self.path = choose_path(self.model, self.device) if path == "auto" else path
         self._replicas = [FlatModel(self.model)]
         self._main = self._replicas[0]

@@ -40,7 +40,10 @@ class FakeModel(Section):
 
     kind: Literal["fake"]
     params: PositiveInt = 100_000
-    flops_per_sample: PositiveFloat = 1e6
+    flops_per_sample: PositiveFloat = Field(1e6, description="forward FLOPs of one sample")
+    train_flops_per_sample: PositiveFloat | None = Field(
+        None, description="training FLOPs of one sample (forward and backward); default 3x "
+                          "flops_per_sample")
     max_accuracy: Probability = 0.9
     learning_rate_gain: PositiveFloat = Field(0.05, description="progress per local step")
 

@@ -63,7 +63,7 @@ def test_cost_of_eq_5_adds_up(tiny):
                                                                  op.linear_s, op.constant_s)
                 n_i = int(trainer.client_sizes[index[client]])
                 training += spec.group_rounds * spec.local_steps * train_time_s(
-                    trainer.flops_per_sample, n_i, fleet.profile(client).flops)
+                    trainer.train_flops_per_sample, n_i, fleet.profile(client).flops)
     assert len(sampled) == 4 and all(len(groups) == 3 for groups in sampled)
     assert summary["cost_by_kind"]["group_operation"] == pytest.approx(overhead)
     assert summary["cost_by_kind"]["training"] == pytest.approx(training)

@@ -21,6 +21,7 @@ class Quadratic:
         self.centres = torch.as_tensor(centres, dtype=torch.float64)
         self.num_params = self.centres.shape[1]
         self.payload_bytes, self.flops_per_sample = 8.0 * self.num_params, 1.0
+        self.train_flops_per_sample = 3.0
         self.client_sizes = base.client_sizes
 
     def samples_per_step(self, client, batch_size):

@@ -9,10 +9,10 @@ from netfl.compute.timing import aggregation_time_s, jitter_factor, pick_straggl
 from netfl.scenario.sections import DevicePreset, DeviceSpec
 
 
-def test_train_time_is_three_forward_passes_per_sample():
-    # 1 MFLOP forward, 100 samples, 1 GFLOP/s: 3 * 1e6 * 100 / 1e9 = 0.3 s
-    assert train_time_s(1e6, 100, 1e9) == pytest.approx(0.3)
-    assert train_time_s(1e6, 100, 1e9, slowdown=4, jitter=0.5) == pytest.approx(0.6)
+def test_train_time_is_training_flops_over_throughput():
+    # 3 MFLOP of training per sample, 100 samples, 1 GFLOP/s: 3e6 * 100 / 1e9 = 0.3 s
+    assert train_time_s(3e6, 100, 1e9) == pytest.approx(0.3)
+    assert train_time_s(3e6, 100, 1e9, slowdown=4, jitter=0.5) == pytest.approx(0.6)
 
 
 def test_aggregation_time():

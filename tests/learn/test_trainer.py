@@ -12,7 +12,7 @@ from torch import nn
 from netfl.learn.clients import ClientData
 from netfl.learn.data import load_digits
 from netfl.learn.fake import FakeTrainer
-from netfl.learn.models import build_model
+from netfl.learn.models import build_model, train_flops_per_sample
 from netfl.learn.partition import equal_sizes, partition_dirichlet, partition_iid
 from netfl.learn.trainer import TorchTrainer, choose_path, sgd_step_
 from netfl.scenario.sections import FakeModel, MlpModel
@@ -257,6 +257,20 @@ def test_fake_trainer_rises_towards_its_ceiling(digits):
         w = np.mean(fake.local_train(w, [0, 1, 2, 3], 5, 0.1, 32), axis=0)
         accuracies.append(fake.evaluate(w)[0])
     assert accuracies == sorted(accuracies) and 0.75 < accuracies[-1] <= 0.8
+
+
+def test_fake_training_flops_default_to_three_forward_passes(digits):
+    part = partition(digits, n_clients=2)
+    declared = FakeTrainer(FakeModel(kind="fake", flops_per_sample=2e5), part, 10, RandomStreams(0))
+    assert declared.train_flops_per_sample == 6e5
+    spec = FakeModel(kind="fake", flops_per_sample=2e5, train_flops_per_sample=4.4e5)
+    assert FakeTrainer(spec, part, 10, RandomStreams(0)).train_flops_per_sample == 4.4e5
+
+
+def test_torch_trainer_counts_training_flops(digits):
+    trainer = make(digits)
+    assert trainer.train_flops_per_sample == train_flops_per_sample(mlp(), (64,))
+    assert 2 * trainer.flops_per_sample < trainer.train_flops_per_sample < 3 * trainer.flops_per_sample
 
 
 def test_loop_results_do_not_depend_on_the_worker_count(digits):
