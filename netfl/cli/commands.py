@@ -15,6 +15,7 @@ from rich.table import Table
 from netfl.cli.analyze import analyze
 from netfl.cli.catalog import list_
 from netfl.cli.common import SET_HELP, err, fail, out
+from netfl.cli.reproduce import reproduce
 from netfl.errors import DatasetNotFound, NetflError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -372,6 +373,7 @@ def sumo_trace(
 
 
 app.command("analyze")(analyze)
+app.command("reproduce")(reproduce)
 app.command("list")(list_)  # last in --help, after the commands that do the work
 
 

@@ -50,6 +50,14 @@ def _bytes_axis(nbytes: pd.Series) -> tuple[pd.Series, str]:
     return nbytes, "bytes delivered (B)"
 
 
+def _bits_axis(nbits: pd.Series) -> tuple[pd.Series, str]:
+    span = float(nbits.max()) if len(nbits) else 0.0
+    for scale, unit in ((1e12, "Tbit"), (1e9, "Gbit"), (1e6, "Mbit"), (1e3, "kbit")):
+        if span >= scale:
+            return nbits / scale, f"bits delivered ({unit})"
+    return nbits, "bits delivered"
+
+
 def _cost_axis(cost_s: pd.Series) -> tuple[pd.Series, str]:
     return cost_s, "learning cost, eq. (5) (client-seconds)"
 
@@ -91,7 +99,8 @@ def _label(fig, ax, x_label: str, title: str) -> None:
     fig.tight_layout()
 
 
-AXES = {"sim_time_s": _time_axis, "bytes_total": _bytes_axis, "cost_total": _cost_axis}
+AXES = {"sim_time_s": _time_axis, "bytes_total": _bytes_axis, "bits_total": _bits_axis,
+        "cost_total": _cost_axis}
 
 
 def plot_comparison(runs: dict[str, pd.DataFrame], x_name: str, path: Path,

@@ -89,6 +89,15 @@ def dump_scenario(scenario: Scenario) -> str:
 MAX_YAML_NODES = 1_000_000
 
 
+def read_yaml(path: Path) -> tuple[dict, dict[tuple, int]]:
+    """A YAML mapping (keys unique, aliases bounded) and the line of each of its keys' paths.
+
+    Raises:
+        ScenarioError: naming the file (and line) where it is not readable YAML or no mapping.
+    """
+    return _read_yaml(Path(path))
+
+
 def _read_yaml(path: Path) -> tuple[dict, dict[tuple, int]]:
     def fail(message: str, line: int | None = None):
         raise ScenarioError(

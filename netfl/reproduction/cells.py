@@ -1,0 +1,91 @@
+"""A study's results as cells: per arm and grid point, each seed's summary.
+
+``collect(runs)`` reads the arms' sweep indexes (runs not done are left out) into
+``StudyResults``: ``values(metric)[arm][point] = {seed: value}``, where a run that never reached
+its target has ``None`` for the "to target" metrics. A grid point's name is its values joined by
+', ' in grid order ('' for a study without a grid), as the plan's paper values are keyed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from netfl.reproduction.execute import ArmRun, study_rows
+from netfl.reproduction.plan import Study
+
+SEED = "seed"
+
+
+def point_name(values: list[object]) -> str:
+    """A grid point's name: its values in grid order, joined by ', '."""
+    return ", ".join(_show(v) for v in values)
+
+
+def _show(value: object) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+@dataclass
+class Run:
+    """One done run: its seed, index row and folder."""
+
+    seed: int
+    row: dict
+    folder: Path
+
+    def summary(self) -> dict:
+        """The run's whole summary.json (the index holds only its scalars)."""
+        return json.loads((self.folder / "summary.json").read_text())
+
+
+@dataclass
+class StudyResults:
+    study: Study
+    arms: list[str]
+    points: list[str]
+    runs: dict[str, dict[str, list[Run]]] = field(default_factory=dict)  # arm -> point -> runs
+    folders: dict[str, Path] = field(default_factory=dict)  # arm -> its sweep folder
+
+    def values(self, metric: str) -> dict[str, dict[str, dict[int, float | None]]]:
+        """``metric`` per arm, point and seed; None where the run has no value (a target it
+        did not reach)."""
+        return {arm: {point: {run.seed: _number(run.row.get(metric)) for run in runs}
+                      for point, runs in by_point.items()}
+                for arm, by_point in self.runs.items()}
+
+    def count(self) -> int:
+        return sum(len(r) for by_point in self.runs.values() for r in by_point.values())
+
+
+def _number(value: object) -> float | None:
+    if value is None or isinstance(value, str):
+        return None
+    number = float(value)
+    return None if math.isnan(number) else number
+
+
+def collect(study: Study, arm_runs: list[ArmRun]) -> StudyResults:
+    """The done runs of ``study``'s arms (those of ``arm_runs`` that belong to it)."""
+    mine = [r for r in arm_runs if r.study.id == study.id]
+    points: list[str] = []
+    arms = list(dict.fromkeys(r.arm.label for r in mine))
+    results = StudyResults(study, arms, points)
+    for run in mine:
+        keys = list(run.grid)
+        by_point = results.runs.setdefault(run.arm.label, {})
+        for row in study_rows(run):
+            if row.get("status") != "done":
+                continue
+            named = [run.point] if run.point else []
+            point = point_name([*named, *(row.get(k) for k in keys)])
+            if point not in points:
+                points.append(point)
+            by_point.setdefault(point, []).append(
+                Run(int(row[SEED]), row, run.folder / str(row["path"])))
+        results.folders.setdefault(run.arm.label, run.folder)
+    return results

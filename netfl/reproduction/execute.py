@@ -1,0 +1,135 @@
+"""Running a reproduction plan: each study's arms as sweeps, resumable, on any executor.
+
+Folder layout under the output folder (``results/reproduction`` by default,
+``results/reproduction-quick`` for ``--quick``)::
+
+    <section>/<study>/<arm>/        one sweep folder per arm (sweep.json, index, runs/, logs/)
+    host_times.json                 host seconds per section and study, summed over the runs
+
+A run whose folder is complete is never run again (netfl.sweep.runner), so rerunning the same
+command resumes where a killed one stopped, and a section can run on another machine and be
+copied in.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from netfl.reproduction.plan import Arm, Plan, Study
+from netfl.sweep.grid import Sweep, load_sweep
+from netfl.sweep.runner import Observer, SweepResult, read_index, run_sweep
+
+HOST_TIMES = "host_times.json"
+
+
+@dataclass(frozen=True)
+class ArmRun:
+    """One arm of one study as it runs: its sweep definition and folder."""
+
+    plan: Plan
+    study: Study
+    arm: Arm
+    scenario: Path
+    grid: dict[str, list]
+    seeds: int
+    overrides: list[str]
+    folder: Path
+    point: str = ""  # the named point's label ('' where the study has none)
+
+    def load(self) -> Sweep:
+        return load_sweep(self.scenario, grid_arguments(self.grid), self.seeds, self.overrides)
+
+
+def slug(label: str) -> str:
+    """A folder name for an arm label: lower case, runs of other characters as '-'."""
+    return re.sub(r"[^a-z0-9.]+", "-", label.lower()).strip("-") or "arm"
+
+
+def grid_arguments(grid: dict[str, list]) -> list[str]:
+    """``--grid`` strings for a grid (each value as flow YAML, so lists and strings survive)."""
+    def text(value: object) -> str:
+        dumped = yaml.safe_dump(value, default_flow_style=True, width=10_000).strip()
+        return dumped.removesuffix("...").strip()
+
+    return [f"{key}={','.join(text(v) for v in values)}" for key, values in grid.items()]
+
+
+def arm_runs(plan: Plan, out_dir: Path, quick: bool = False) -> Iterator[ArmRun]:
+    """The sweeps of every study of ``plan``; in quick mode only the arms the study's ``quick``
+    names, on their short scenarios (studies without ``quick`` are left out)."""
+    for study in plan.studies:
+        if quick and study.quick is None:
+            continue
+        points = [(p.label, p.set, p.seeds) for p in study.points] or [("", [], None)]
+        if quick and study.quick.points is not None:
+            points = [p for p in points if p[0] in study.quick.points]
+        for arm in study.arms:
+            for label, point_set, point_seeds in points:
+                folder = out_dir / plan.section / study.id / slug(arm.label)
+                if label:
+                    folder = folder / slug(label)
+                if quick:
+                    scenario = study.quick.arms.get(arm.label)
+                    if scenario is None:
+                        continue
+                    yield ArmRun(plan, study, arm, plan.resolve(scenario),
+                                 study.quick.grid if study.quick.grid is not None
+                                 else study.grid, study.quick.seeds,
+                                 [*study.quick.set, *point_set], folder, label)
+                else:
+                    yield ArmRun(plan, study, arm, plan.resolve(arm.scenario), study.grid,
+                                 point_seeds or study.seeds,
+                                 [*study.set, *arm.set, *point_set], folder, label)
+
+
+def run_plans(plans: list[Plan], out_dir: Path, executor_factory: Callable[[], object],
+              observer_factory: Callable[[ArmRun, Sweep], Observer] | None = None,
+              quick: bool = False) -> list[tuple[ArmRun, SweepResult]]:
+    """Run every arm of every plan (validating all of them first, so a typo in the last plan
+    stops nothing half-way); record host times. Returns each arm with its sweep's result."""
+    runs = [(run, run.load()) for plan in plans for run in arm_runs(plan, out_dir, quick)]
+    results = []
+    for run, sweep in runs:
+        observer = observer_factory(run, sweep) if observer_factory else None
+        results.append((run, run_sweep(sweep, run.folder, executor_factory(), observer)))
+        write_host_times(out_dir, plans, quick)
+    return results
+
+
+def study_rows(run: ArmRun) -> list[dict]:
+    """The index rows of an arm's sweep (empty where it has not run)."""
+    if not (run.folder / "index.parquet").exists() and not (run.folder / "index.csv").exists():
+        return []
+    return read_index(run.folder).to_dict("records")
+
+
+def host_times(plans: list[Plan], out_dir: Path, quick: bool = False) -> dict:
+    """Host seconds summed over the done runs, per section and per study, and in all."""
+    sections: dict[str, dict] = {}
+    for plan in plans:
+        studies: dict[str, float] = {}
+        for run in arm_runs(plan, out_dir, quick):
+            seconds = sum(float(r.get("host_time_s") or 0.0) for r in study_rows(run)
+                          if r.get("status") == "done")
+            studies[run.study.id] = studies.get(run.study.id, 0.0) + seconds
+        sections[plan.section] = {"total_s": sum(studies.values()), "studies": studies}
+    return {"total_s": sum(s["total_s"] for s in sections.values()), "sections": sections}
+
+
+def write_host_times(out_dir: Path, plans: list[Plan], quick: bool = False) -> None:
+    """host_times.json for the sections of ``plans`` (others already there are kept)."""
+    path = out_dir / HOST_TIMES
+    known = json.loads(path.read_text()) if path.exists() else {"sections": {}}
+    fresh = host_times(plans, out_dir, quick)
+    known["sections"].update(fresh["sections"])
+    known["total_s"] = sum(s["total_s"] for s in known["sections"].values())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(known, indent=2) + "\n")
+    tmp.replace(path)

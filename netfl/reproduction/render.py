@@ -1,0 +1,279 @@
+"""Tables, verdicts, figures and the network's share of each round, as markdown, from results.
+
+Each study renders to one markdown block: the paper's setting line, one table (rows: arm x grid
+point; columns: each metric as mean ± 95% interval over the seeds, the paper's value where the
+plan gives it), each arm's median round with its critical path's largest parts and its busiest
+channel (why a round took as long as it did), and figures (accuracy against simulated time or
+bits with seed bands, per grid point; crossover plots of a metric against a swept key).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from netfl.reproduction.cells import StudyResults
+from netfl.reproduction.execute import slug
+from netfl.reproduction.plan import Figure, Finding, Study
+from netfl.reproduction.verdicts import NOT_RUN, Verdict, less, lowest, within
+from netfl.results.compare import band
+from netfl.results.intervals import Interval, format_interval, t_interval
+from netfl.results.plots import plot_bands
+from netfl.results.rounds import PARTS
+from netfl.sim.clock import format_bytes, format_duration, parse_quantity
+
+TO_TARGET = ("bits_to_target", "bytes_to_target", "time_to_target_s", "rounds_to_target",
+             "local_steps_to_target", "cost_to_target", "wire_bytes_to_target")
+
+
+def _bits(value: float) -> str:
+    for scale, unit in ((1e12, "Tbit"), (1e9, "Gbit"), (1e6, "Mbit"), (1e3, "kbit")):
+        if value >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value:.0f} bit"
+
+
+def _count(value: float) -> str:
+    return f"{value:,.0f}" if value >= 100 else f"{value:.1f}"
+
+
+FORMATS = {"bits_to_target": ("bits to target", _bits),
+           "bytes_to_target": ("bytes to target", format_bytes),
+           "wire_bytes_to_target": ("wire bytes to target", format_bytes),
+           "time_to_target_s": ("time to target", format_duration),
+           "sim_time_s": ("simulated time", format_duration),
+           "rounds_to_target": ("rounds to target", _count),
+           "rounds": ("rounds", _count),
+           "local_steps_to_target": ("local steps to target", _count),
+           "cost_to_target": ("eq. (5) cost to target", lambda v: f"{v:,.0f} s"),
+           "final_accuracy": ("final accuracy", lambda v: f"{v:.4f}"),
+           "best_accuracy": ("best accuracy", lambda v: f"{v:.4f}")}
+
+
+def metric_cell(values: dict[int, float | None], metric: str) -> str:
+    """Mean ± 95% interval over the seeds; for a to-target metric, how many runs reached it
+    where not all did, and 'not reached' where none did."""
+    _label, fmt = FORMATS[metric]
+    reached = [v for v in values.values() if v is not None]
+    if not values:
+        return "not run"
+    if not reached:
+        return f"not reached (0/{len(values)})" if metric in TO_TARGET else "-"
+    text = format_interval(t_interval(reached), fmt)
+    if len(reached) < len(values):
+        text += f" ({len(reached)}/{len(values)} reached)"
+    return text
+
+
+def _paper_cell(study: Study, arm: str, point: str) -> str:
+    if study.paper is None:
+        return ""
+    value = study.paper.values.get(arm, {}).get(point)
+    if value is None:
+        return "-"
+    if isinstance(value, str):
+        return value
+    _label, fmt = FORMATS.get(study.paper.metric, ("", lambda v: f"{v:g}"))
+    return f"{value:g} {study.paper.unit}".strip() if study.paper.unit else fmt(value)
+
+
+def study_table(results: StudyResults) -> str:
+    """The study's table: arm x point rows, metric columns (and the paper's column)."""
+    study = results.study
+    keys = (["setting"] if study.points else []) + list(study.grid)
+    head = ["arm", *keys, "runs", *[FORMATS[m][0] for m in study.metrics]]
+    if study.paper is not None:
+        head.append(f"paper: {FORMATS[study.paper.metric][0]}"
+                    + (f" ({study.paper.unit})" if study.paper.unit else ""))
+    rows = []
+    metrics = {m: results.values(m) for m in study.metrics}
+    for arm in results.arms:
+        by_point = results.runs.get(arm, {})
+        points = list(by_point) or [""]
+        for point in points:
+            runs = by_point.get(point, [])
+            cells = [arm, *(point.split(", ") if keys and point else [""] * len(keys)),
+                     str(len(runs))]
+            for metric in study.metrics:
+                cells.append(metric_cell(metrics[metric].get(arm, {}).get(point, {}), metric))
+            if study.paper is not None:
+                cells.append(_paper_cell(study, arm, point))
+            rows.append(cells)
+    return markdown_rows(head, rows)
+
+
+def markdown_rows(head: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |" for cells in rows]
+    return "\n".join(lines)
+
+
+def round_table(results: StudyResults) -> str:
+    """Per arm (over its runs at every point): the median round's duration, its critical path's
+    two largest parts, and the busiest channel with its utilisation, from summary.json."""
+    rows = []
+    for arm in results.arms:
+        runs = [r for runs in results.runs.get(arm, {}).values() for r in runs]
+        if not runs:
+            continue
+        durations, parts, channels = [], {p: [] for p in PARTS}, {}
+        for run in runs:
+            summary = run.summary()
+            path = summary.get("round_critical_path") or {}
+            if "duration_s" not in path:
+                continue
+            durations.append(path["duration_s"]["p50"])
+            for part in PARTS:
+                parts[part].append(path.get(f"{part}_s", {}).get("p50", 0.0))
+            for bottleneck in (summary.get("bottlenecks") or [])[:1]:
+                channels.setdefault(bottleneck["channel"], []).append(
+                    bottleneck["utilisation"])
+        if not durations:
+            continue
+        median = pd.Series(durations).median()
+        shares = sorted(((pd.Series(v).median(), p) for p, v in parts.items() if v),
+                        reverse=True)[:2]
+        split = ", ".join(f"{p.replace('_', ' ')} {format_duration(s)}" for s, p in shares
+                          if s > 0)
+        busiest = max(channels.items(), key=lambda kv: len(kv[1]), default=None)
+        channel = (f"{busiest[0]} ({100 * max(busiest[1]):.0f}%)" if busiest else "-")
+        rows.append([arm, format_duration(median), split or "-", channel])
+    if not rows:
+        return ""
+    return markdown_rows(["arm", "median round", "its largest parts (p50)",
+                          "busiest channel (utilisation)"], rows)
+
+
+def finding_verdict(finding: Finding, results: StudyResults) -> Verdict:
+    """The finding's rule applied to the study's per-seed results."""
+    rule = finding.rule
+    values = results.values(rule.metric)
+    values = {arm: by_point for arm, by_point in values.items() if by_point}
+    if rule.kind == "lowest":
+        return lowest(values, rule.arm, rule.higher_is_better)
+    if rule.kind == "within":
+        return within(values, rule.arm, rule.than, rule.tolerance)
+    return less(values, rule.arm, rule.than, rule.higher_is_better,
+                rule.at_least if rule.kind == "ratio" else None)
+
+
+def verdict_rows(findings: list[tuple[Finding, Verdict]]) -> str:
+    rows = [[f.claim + (f" ({f.source})" if f.source else ""), f"**{v.verdict}**",
+             v.reason + (f". {f.why}" if f.why and v.verdict != NOT_RUN else "")]
+            for f, v in findings]
+    return markdown_rows(["finding", "verdict", "reason (measured)"], rows)
+
+
+# ------------------------------------------------------------------------------- figures
+
+
+def _curves(results: StudyResults, arm: str, point: str, x: str) -> pd.DataFrame:
+    frames = []
+    for run in results.runs.get(arm, {}).get(point, []):
+        metrics = run.folder / "metrics.csv"
+        if not metrics.is_file():
+            continue
+        frame = pd.read_csv(metrics)
+        frame["bits_total"] = frame["bytes_total"] * 8.0
+        frames.append(frame)
+    return band(frames, x)
+
+
+def study_figures(results: StudyResults, folder: Path, prefix: str) -> list[tuple[str, Path]]:
+    """Every figure the study asks for, written to ``folder``; (caption, path) each."""
+    study = results.study
+    written = []
+    folder.mkdir(parents=True, exist_ok=True)
+    target = _target(results)
+    for spec in study.figure_specs():
+        if spec.kind == "crossover":
+            path = folder / f"{prefix}-crossover-{slug(spec.metric)}.png"
+            if crossover_figure(results, spec, path):
+                written.append((f"{FORMATS[spec.metric][0]} against {spec.x}", path))
+            continue
+        x = "sim_time_s" if spec.kind == "time" else "bits_total"
+        for point in results.points:
+            curves = {arm: _curves(results, arm, point, x) for arm in results.arms
+                      if results.runs.get(arm, {}).get(point)}
+            if not curves:
+                continue
+            name = f"{prefix}-{spec.kind}" + (f"-{slug(point)}" if point else "") + ".png"
+            title = f"{study.title}" + (f" ({point})" if point else "")
+            plot_bands(curves, x, folder / name, title, target)
+            against = "simulated time" if spec.kind == "time" else "bits"
+            written.append((f"accuracy against {against}" + (f", {point}" if point else ""),
+                            folder / name))
+    return written
+
+
+def _target(results: StudyResults) -> float | None:
+    for by_point in results.runs.values():
+        for runs in by_point.values():
+            for run in runs:
+                target = run.row.get("target_accuracy")
+                if target is not None and not (isinstance(target, float) and math.isnan(target)):
+                    return float(target)
+    return None
+
+
+def crossover_figure(results: StudyResults, spec: Figure, path: Path) -> bool:
+    """``spec.metric`` (mean and 95% interval over seeds) against the grid key ``spec.x``, one
+    line per arm; runs that did not reach the target are left out of a point (the plot marks
+    points where no run reached it). False where there is nothing to plot."""
+    from netfl.results.plots import _figure
+
+    keys = (["setting"] if results.study.points else []) + list(results.study.grid)
+    if spec.x not in keys:
+        return False
+    index = keys.index(spec.x)
+    values = results.values(spec.metric)
+    fig = _figure(figsize=(7.0, 4.2), dpi=110)
+    ax = fig.subplots()
+    plotted = False
+    for arm in results.arms:
+        xs, means, halves, missing = [], [], [], []
+        for point, seeds in values.get(arm, {}).items():
+            x = _as_number(point.split(", ")[index])
+            interval: Interval = t_interval([v for v in seeds.values() if v is not None])
+            if interval.n == 0:
+                missing.append(x)
+                continue
+            xs.append(x)
+            means.append(interval.mean)
+            halves.append(0.0 if math.isnan(interval.half) else interval.half)
+        if not xs and not missing:
+            continue
+        order = sorted(range(len(xs)), key=lambda i: xs[i])
+        line = ax.errorbar([xs[i] for i in order], [means[i] for i in order],
+                           yerr=[halves[i] for i in order], marker="o", capsize=3, label=arm)
+        if missing:
+            top = max(means) if means else 1.0
+            ax.scatter(missing, [top * 1.05] * len(missing), marker="x",
+                       color=line[0].get_color())
+        plotted = True
+    if not plotted:
+        return False
+    if spec.log_x:
+        ax.set_xscale("log")
+    ax.set_xlabel(spec.x)
+    ax.set_ylabel(FORMATS[spec.metric][0] + (" (s)" if spec.metric.endswith("_s") else ""))
+    ax.set_title(f"{results.study.title}: {FORMATS[spec.metric][0]} (x: not reached)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.savefig(path, bbox_inches="tight")
+    return True
+
+
+def _as_number(text: str) -> float:
+    """A grid value as a number: plain, or a quantity with its unit ('10 Mbps' -> 1e7 bit/s)."""
+    try:
+        return float(text)
+    except ValueError:
+        for dimension in ("rate", "time", "size", "flops"):
+            try:
+                return float(parse_quantity(text, dimension))
+            except (ValueError, KeyError):
+                continue
+        raise

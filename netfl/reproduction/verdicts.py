@@ -1,0 +1,150 @@
+"""Verdicts on a paper's findings, from per-seed results: pure functions.
+
+A finding compares arms on one metric at every grid point of a study. At one point, arm A beats
+arm B when A's mean is better; runs that never reached the target count as worse than any run
+that did (an arm none of whose runs reached it is worst). The comparison is **significant** when
+the paired differences over the seeds both arms share (common random numbers: the same world and
+data at one seed) have a 95% interval that excludes 0, or when A reached the target at every
+seed and B at none.
+
+* ``reproduced``: the claim holds, significantly, at every point (and a ``ratio`` claim by at
+  least its factor);
+* ``reproduced in direction only``: its direction holds at every point, but not significantly
+  everywhere, or by less than the claimed factor;
+* ``not reproduced``: the direction fails at some point (the reason names where and by how much);
+* ``not run``: no results for some arm.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from netfl.results.intervals import paired_difference, t_interval
+
+REPRODUCED = "reproduced"
+DIRECTION = "reproduced in direction only"
+NOT_REPRODUCED = "not reproduced"
+NOT_RUN = "not run"
+
+Seeds = dict[int, float | None]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A against B at one point (``better``: A's mean is better; ``significant``: see module)."""
+
+    point: str
+    better: bool
+    significant: bool
+    ratio: float | None  # B's mean over A's (both reached somewhere); None otherwise
+    text: str
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: str
+    reason: str
+    comparisons: tuple[Comparison, ...] = ()
+
+
+def _reached(values: Seeds) -> list[float]:
+    return [v for v in values.values() if v is not None]
+
+
+def compare(point: str, a: Seeds, b: Seeds, name_a: str, name_b: str,
+            higher_is_better: bool = False) -> Comparison:
+    """A against B at one point, over their seeds (None: target not reached)."""
+    reached_a, reached_b = _reached(a), _reached(b)
+    if not reached_a and not reached_b:
+        return Comparison(point, False, False, None,
+                          f"{point or 'all'}: neither {name_a} nor {name_b} reached it")
+    if not reached_b:
+        return Comparison(point, True, len(reached_a) == len(a), math.inf,
+                          f"{point or 'all'}: {name_b} never reached it, {name_a} in "
+                          f"{len(reached_a)} of {len(a)} runs")
+    if not reached_a:
+        return Comparison(point, False, len(reached_b) == len(b), 0.0,
+                          f"{point or 'all'}: {name_a} never reached it, {name_b} in "
+                          f"{len(reached_b)} of {len(b)} runs")
+    mean_a, mean_b = t_interval(reached_a).mean, t_interval(reached_b).mean
+    sign = -1.0 if higher_is_better else 1.0
+    fewer_reached = len(reached_a) < len(a) and len(reached_b) == len(b)
+    better = sign * (mean_a - mean_b) < 0 and not fewer_reached
+    paired = paired_difference(a, b)
+    significant = paired.excludes_zero and (sign * paired.mean < 0) == better
+    ratio = (mean_b / mean_a) if mean_a else None
+    if higher_is_better and ratio:
+        ratio = 1.0 / ratio
+    how = (f"{name_b}/{name_a} = {ratio:.2f}x" if ratio is not None else "")
+    note = "" if significant else " (not significant at 95%)"
+    return Comparison(point, better, significant, ratio,
+                      f"{point or 'all'}: {how}{note}")
+
+
+def judge(comparisons: list[Comparison], at_least: float | None = None) -> Verdict:
+    """The verdict over every point's comparison (and the claimed factor, where there is one)."""
+    if not comparisons:
+        return Verdict(NOT_RUN, "no results")
+    failed = [c for c in comparisons if not c.better]
+    if failed:
+        return Verdict(NOT_REPRODUCED, "; ".join(c.text for c in failed), tuple(comparisons))
+    weak = [c for c in comparisons if not c.significant]
+    short = ([c for c in comparisons if c.ratio is not None and c.ratio < at_least]
+             if at_least is not None else [])
+    if weak or short:
+        reasons = [c.text for c in weak]
+        reasons += [f"{c.point or 'all'}: {c.ratio:.2f}x, not the claimed {at_least:g}x"
+                    for c in short if c not in weak]
+        return Verdict(DIRECTION, "; ".join(reasons), tuple(comparisons))
+    return Verdict(REPRODUCED, "; ".join(c.text for c in comparisons), tuple(comparisons))
+
+
+def less(values: dict[str, dict[str, Seeds]], arm: str, than: str,
+         higher_is_better: bool = False, at_least: float | None = None) -> Verdict:
+    """``arm`` better than ``than`` at every point both have."""
+    if not values.get(arm) or not values.get(than):
+        return Verdict(NOT_RUN, f"no results for {arm if not values.get(arm) else than}")
+    points = [p for p in values[arm] if p in values[than]]
+    return judge([compare(p, values[arm][p], values[than][p], arm, than, higher_is_better)
+                  for p in points], at_least)
+
+
+def within(values: dict[str, dict[str, Seeds]], arm: str, than: str,
+           tolerance: float) -> Verdict:
+    """``arm`` within ``tolerance`` of ``than`` (absolute) at every point: reproduced where the
+    paired differences' 95% interval lies inside ±tolerance, in direction only where only their
+    mean does."""
+    if not values.get(arm) or not values.get(than):
+        return Verdict(NOT_RUN, f"no results for {arm if not values.get(arm) else than}")
+    comparisons = []
+    for point in [p for p in values[arm] if p in values[than]]:
+        paired = paired_difference(values[arm][point], values[than][point])
+        if paired.n == 0:
+            comparisons.append(Comparison(point, False, False, None,
+                                          f"{point or 'all'}: no seed with both"))
+            continue
+        close = abs(paired.mean) <= tolerance
+        inside = (not math.isnan(paired.half) and paired.low >= -tolerance
+                  and paired.high <= tolerance)
+        half = "" if math.isnan(paired.half) else f" ± {paired.half:.4g}"
+        comparisons.append(Comparison(point, close, inside, None,
+                                      f"{point or 'all'}: {arm} - {than} = {paired.mean:+.4g}"
+                                      f"{half} (tolerance {tolerance:g})"))
+    return judge(comparisons)
+
+
+def lowest(values: dict[str, dict[str, Seeds]], arm: str,
+           higher_is_better: bool = False) -> Verdict:
+    """``arm`` better than every other arm at every point."""
+    others = [name for name in values if name != arm]
+    if not values.get(arm) or not others:
+        return Verdict(NOT_RUN, f"no results for {arm}" if not values.get(arm)
+                       else "no other arm has results")
+    comparisons = []
+    for other in others:
+        for point in values[arm]:
+            if point in values[other]:
+                comparisons.append(compare(point, values[arm][point], values[other][point],
+                                           arm, other, higher_is_better))
+    return judge(comparisons)

@@ -1,0 +1,116 @@
+"""A tiny reproduction end to end (fake model): run its plan, resume it, rebuild a document
+whose prose survives, with the table, the rounds' critical paths, figures and verdicts."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import yaml
+
+from netfl.reproduction.document import rebuild, replace_block
+from netfl.reproduction.execute import HOST_TIMES, run_plans
+from netfl.reproduction.plan import load_plans
+from netfl.sweep import LocalExecutor
+from tests.conftest import TINY
+
+PLAN = """section: tiny
+title: A tiny paper
+studies:
+  - id: speed
+    title: "Table 9: time to the target"
+    seeds: 3
+    points:
+      - {label: fast, set: [links.access.rate=100 Mbps]}
+    grid: {algorithm.local_steps: [2, 4]}
+    arms:
+      - {label: Hier, scenario: scenarios/hier.yaml}
+      - {label: Flat, scenario: scenarios/flat.yaml}
+    quick:
+      seeds: 2
+      grid: {algorithm.local_steps: [2]}
+      arms: {Hier: scenarios/hier.yaml}
+    metrics: [time_to_target_s, bytes_to_target, final_accuracy]
+    paper: {metric: time_to_target_s, values: {Hier: {"fast, 2": 1.5}, Flat: {"fast, 2": "-"}}}
+    figures: [time, bits, {kind: crossover, x: algorithm.local_steps, log_x: false}]
+findings:
+  - id: sooner
+    claim: Hier reaches the target sooner than Flat
+    study: speed
+    rule: {kind: less, metric: time_to_target_s, arm: Hier, than: Flat}
+"""
+
+
+def write_plan(folder: Path) -> Path:
+    (folder / "scenarios").mkdir()
+    for name, kind in (("scenarios/hier.yaml", "hier-fedavg"), ("scenarios/flat.yaml", "fedavg")):
+        scenario = copy.deepcopy(TINY)
+        scenario["algorithm"] = {**scenario["algorithm"], "kind": kind, "rounds": 8}
+        scenario["stop"] = {"target_accuracy": 0.3}
+        scenario["output"] = {"plots": False}
+        (folder / name).write_text(yaml.safe_dump(scenario))
+    (folder / "tiny.yaml").write_text(PLAN)
+    return folder
+
+
+def test_replace_block_keeps_the_prose_around_it():
+    text = ("# Doc\n\nprose before\n\n<!-- reproduction:x -->\nold\n"
+            "<!-- /reproduction:x -->\n\nafter\n")
+    new = replace_block(text, "x", "new table")
+    assert new == text.replace("old", "new table")
+    assert replace_block(new, "y", "more").endswith(
+        "after\n\n<!-- reproduction:y -->\nmore\n<!-- /reproduction:y -->\n")
+
+
+def test_a_plan_runs_resumes_and_rebuilds_its_document(tmp_path):
+    plans_dir = tmp_path / "plans"
+    plans_dir.mkdir()
+    write_plan(plans_dir)
+    plans = load_plans(plans_dir)
+    out = tmp_path / "out"
+    results = run_plans(plans, out, lambda: LocalExecutor(1))
+    assert [len(r.rows) for _run, r in results] == [6, 6]
+    assert all(not r.failed for _run, r in results)
+    again = run_plans(plans, out, lambda: LocalExecutor(1))
+    assert [r.reused for _run, r in again] == [6, 6]  # resumed: nothing ran twice
+
+    doc = tmp_path / "docs" / "reproduction.md"
+    doc.parent.mkdir()
+    doc.write_text("# Reproduction\n\nHand-written prose.\n\n<!-- reproduction:tiny -->\n"
+                   "<!-- /reproduction:tiny -->\n\nClosing words.\n")
+    verdicts = rebuild(plans, out, doc, doc.parent / "img" / "reproduction")
+    text = doc.read_text()
+    assert "Hand-written prose." in text and "Closing words." in text
+    assert "| arm | setting | algorithm.local_steps | runs | time to target |" in text
+    assert "| Hier | fast | 2 | 3 |" in text and "| Flat | fast | 4 | 3 |" in text
+    assert "paper: time to target" in text and "| 1.5" in text
+    assert "Why the rounds took as long as they did" in text
+    assert "nan" not in text.lower().replace("nano", "")
+    [(finding, verdict)] = verdicts
+    assert finding.id == "sooner" and verdict.verdict == "reproduced"
+    assert f"| {finding.claim} | **reproduced** |" in text
+    figures = sorted(p.name for p in (doc.parent / "img" / "reproduction").glob("*.png"))
+    assert figures == ["tiny-speed-bits-fast-2.png", "tiny-speed-bits-fast-4.png",
+                       "tiny-speed-crossover-time-to-target-s.png",
+                       "tiny-speed-time-fast-2.png", "tiny-speed-time-fast-4.png"]
+    assert "](img/reproduction/tiny-speed-time-fast-2.png)" in text
+    times = json.loads((out / HOST_TIMES).read_text())
+    assert times["sections"]["tiny"]["total_s"] > 0
+    assert "<!-- reproduction:host-times -->" in text
+
+    # rebuilding again changes nothing
+    rebuild(plans, out, doc, doc.parent / "img" / "reproduction")
+    assert doc.read_text() == text
+
+
+def test_quick_mode_runs_its_subset_into_its_own_folder(tmp_path):
+    plans_dir = tmp_path / "plans"
+    plans_dir.mkdir()
+    write_plan(plans_dir)
+    plans = load_plans(plans_dir)
+    results = run_plans(plans, tmp_path / "quick", lambda: LocalExecutor(1), quick=True)
+    assert [(run.arm.label, len(r.rows)) for run, r in results] == [("Hier", 2)]
+    [(finding, verdict)] = rebuild(plans, tmp_path / "quick", tmp_path / "quick" / "r.md",
+                                   tmp_path / "quick" / "img", quick=True)
+    assert verdict.verdict == "not run"

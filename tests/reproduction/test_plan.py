@@ -1,0 +1,113 @@
+"""Reproduction plans: the shipped ones load and every run of them validates; bad plans are
+clear errors naming the file, the line and the field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from netfl.errors import ScenarioError
+from netfl.reproduction.execute import arm_runs, grid_arguments, slug
+from netfl.reproduction.plan import load_plan, load_plans
+
+ROOT = Path(__file__).resolve().parents[2]
+PLANS = ROOT / "scenarios" / "reproduction"
+
+
+def test_every_shipped_plan_loads_and_every_run_validates(tmp_path):
+    plans = load_plans(PLANS)
+    assert [p.section for p in plans] == ["fed-chs", "chfl", "hfl-pwp", "group-fel", "network"]
+    for quick in (False, True):
+        runs = [r for p in plans for r in arm_runs(p, tmp_path, quick)]
+        points = sum(len(r.load().points) for r in runs)
+        assert points > (200 if not quick else 30)
+        # every study the quick mode runs has a finding or a table to show, on its short files
+        if quick:
+            assert all("short" in r.scenario.name for r in runs)
+    # each headline study has at least 3 seeds somewhere
+    for plan in plans:
+        study = plan.studies[0]
+        assert max([study.seeds, *[p.seeds or 0 for p in study.points]]) >= 3, plan.section
+
+
+def _plan(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "plan.yaml"
+    path.write_text(text)
+    (tmp_path / "a.yaml").write_text("name: a\n")
+    return path
+
+
+def test_a_bad_field_names_file_line_and_field(tmp_path):
+    path = _plan(tmp_path, """section: s
+title: t
+studies:
+  - id: one
+    title: x
+    seeds: 0
+    arms:
+      - {label: A, scenario: a.yaml}
+""")
+    with pytest.raises(ScenarioError) as caught:
+        load_plan(path)
+    text = str(caught.value)
+    assert f"{path}:6: studies.0.seeds = 0" in text
+
+
+def test_a_missing_scenario_and_an_unknown_arm_are_named(tmp_path):
+    path = _plan(tmp_path, """section: s
+title: t
+studies:
+  - id: one
+    title: x
+    arms:
+      - {label: A, scenario: nowhere.yaml}
+""")
+    with pytest.raises(ScenarioError, match="studies.0.arms.0.scenario = 'nowhere.yaml': no such"):
+        load_plan(path)
+    path = _plan(tmp_path, """section: s
+title: t
+studies:
+  - id: one
+    title: x
+    arms: [{label: A, scenario: a.yaml}]
+findings:
+  - {id: f, claim: c, study: one, rule: {kind: less, metric: time_to_target_s, arm: A, than: B}}
+""")
+    with pytest.raises(ScenarioError, match="'B' is not an arm of 'one'"):
+        load_plan(path)
+
+
+def test_unknown_metrics_keys_and_sections_are_errors(tmp_path):
+    path = _plan(tmp_path, """section: s
+title: t
+studies:
+  - id: one
+    title: x
+    metrics: [speed]
+    arms: [{label: A, scenario: a.yaml}]
+""")
+    with pytest.raises(ScenarioError, match="unknown metric 'speed'"):
+        load_plan(path)
+    path.write_text(path.read_text().replace("metrics: [speed]", "colour: red"))
+    with pytest.raises(ScenarioError, match="colour"):
+        load_plan(path)
+    with pytest.raises(ScenarioError, match="no plan in .* has this section"):
+        load_plans(PLANS, ["fed-chs", "nonsense"])
+
+
+def test_grid_arguments_keep_values_whole():
+    assert grid_arguments({"links.access.rate": ["2 Mbps", "20 Mbps"], "x": [[1, 2], 3]}) == [
+        "links.access.rate=2 Mbps,20 Mbps", "x=[1, 2],3"]
+    assert slug("eta_c=3, eta_g=1") == "eta-c-3-eta-g-1" and slug("p_c=2") == "p-c-2"
+
+
+def test_the_quick_mode_runs_only_the_short_files_it_names(tmp_path):
+    plan = load_plan(PLANS / "chfl.yaml")
+    quick = list(arm_runs(plan, tmp_path, quick=True))
+    assert {r.point for r in quick} == {"p_c=2"} and all(r.seeds == 2 for r in quick)
+    full = list(arm_runs(plan, tmp_path, quick=False))
+    assert {r.seeds for r in full if r.point == "p_c=2"} == {3}
+    assert {r.seeds for r in full if r.point != "p_c=2"} == {2}
+    assert yaml.safe_load((PLANS / "chfl.yaml").read_text())["section"] == "chfl"

@@ -1,0 +1,97 @@
+"""Verdicts on findings: pure functions of per-seed results (None: target not reached)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from netfl.reproduction.verdicts import (
+    DIRECTION,
+    NOT_REPRODUCED,
+    NOT_RUN,
+    REPRODUCED,
+    compare,
+    less,
+    lowest,
+    within,
+)
+
+
+def test_a_consistent_win_over_seeds_is_reproduced():
+    values = {"A": {"": {1: 10.0, 2: 11.0, 3: 12.0}}, "B": {"": {1: 20.0, 2: 22.0, 3: 21.0}}}
+    verdict = less(values, "A", "B")
+    assert verdict.verdict == REPRODUCED and "B/A = 1.91x" in verdict.reason
+
+
+def test_a_win_in_the_mean_that_the_paired_interval_does_not_support_is_direction_only():
+    # paired differences -5, +3, -4: mean -2, interval includes 0
+    values = {"A": {"": {1: 10.0, 2: 25.0, 3: 10.0}}, "B": {"": {1: 15.0, 2: 22.0, 3: 14.0}}}
+    verdict = less(values, "A", "B")
+    assert verdict.verdict == DIRECTION and "not significant" in verdict.reason
+
+
+def test_a_loss_at_one_point_is_not_reproduced_and_names_it():
+    values = {"A": {"p1": {1: 1.0, 2: 1.1}, "p2": {1: 9.0, 2: 9.5}},
+              "B": {"p1": {1: 2.0, 2: 2.1}, "p2": {1: 5.0, 2: 5.2}}}
+    verdict = less(values, "A", "B")
+    assert verdict.verdict == NOT_REPRODUCED
+    assert verdict.reason.startswith("p2:") and "p1" not in verdict.reason
+
+
+def test_not_reaching_the_target_is_worse_than_reaching_it():
+    reached, never = {1: 500.0, 2: 600.0}, {1: None, 2: None}
+    assert compare("", reached, never, "A", "B").better
+    assert compare("", reached, never, "A", "B").significant
+    assert not compare("", never, reached, "A", "B").better
+    # reaching it in fewer runs than the other is not a win, however fast those runs were
+    assert not compare("", {1: 1.0, 2: None}, {1: 50.0, 2: 60.0}, "A", "B").better
+    both_never = compare("", never, never, "A", "B")
+    assert not both_never.better and "neither" in both_never.text
+
+
+def test_higher_is_better_flips_the_comparison():
+    values = {"A": {"": {1: 0.90, 2: 0.91}}, "B": {"": {1: 0.80, 2: 0.82}}}
+    assert less(values, "A", "B", higher_is_better=True).verdict == REPRODUCED
+    assert less(values, "A", "B").verdict == NOT_REPRODUCED
+
+
+def test_a_ratio_claim_short_of_its_factor_is_direction_only():
+    values = {"A": {"": {1: 23.0, 2: 24.0, 3: 22.0}}, "B": {"": {1: 70.0, 2: 72.0, 3: 69.0}}}
+    assert less(values, "A", "B", at_least=7.7).verdict == DIRECTION
+    assert "not the claimed 7.7x" in less(values, "A", "B", at_least=7.7).reason
+    assert less(values, "A", "B", at_least=3.0).verdict == REPRODUCED
+
+
+def test_lowest_compares_against_every_other_arm():
+    values = {"A": {"": {1: 1.0, 2: 1.2, 3: 1.1}}, "B": {"": {1: 2.0, 2: 2.2, 3: 2.1}},
+              "C": {"": {1: 0.5, 2: 0.6, 3: 0.55}}}
+    verdict = lowest(values, "A")
+    assert verdict.verdict == NOT_REPRODUCED and "C/A" in verdict.reason
+    assert lowest(values, "C").verdict == REPRODUCED
+
+
+def test_within_a_tolerance():
+    a = {"": {1: 0.981, 2: 0.980, 3: 0.982}}
+    close = {"A": a, "B": {"": {1: 0.983, 2: 0.982, 3: 0.983}}}
+    far = {"A": a, "B": {"": {1: 0.95, 2: 0.96, 3: 0.955}}}
+    assert within(close, "A", "B", 0.01).verdict == REPRODUCED
+    assert within(far, "A", "B", 0.01).verdict == NOT_REPRODUCED
+
+
+def test_missing_arms_are_not_run():
+    assert less({"A": {"": {1: 1.0}}}, "A", "B").verdict == NOT_RUN
+    assert lowest({"A": {"": {1: 1.0}}}, "A").verdict == NOT_RUN
+    assert lowest({}, "A").verdict == NOT_RUN
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(1.0, 1e6), min_size=2, max_size=6),
+       st.lists(st.floats(1.0, 1e6), min_size=2, max_size=6))
+def test_a_and_b_never_both_beat_each_other(xs, ys):
+    n = min(len(xs), len(ys))
+    a = {"": {i: x for i, x in enumerate(xs[:n])}}
+    b = {"": {i: y for i, y in enumerate(ys[:n])}}
+    one, other = less({"A": a, "B": b}, "A", "B"), less({"A": a, "B": b}, "B", "A")
+    assert not (one.verdict == REPRODUCED and other.verdict == REPRODUCED)
+    assert not (one.verdict != NOT_REPRODUCED and other.verdict != NOT_REPRODUCED
+                and xs[:n] != ys[:n])
