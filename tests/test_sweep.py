@@ -513,7 +513,8 @@ def test_a_sweep_with_a_diverged_run_says_so_and_exits_1(tmp_path):
 
 
 def test_fields_added_at_their_defaults_keep_the_run_ids_of_existing_sweeps():
-    """output.timeline, stop.tolerate_divergence and data.path came later, and the default of
+    """output.timeline, stop.tolerate_divergence, data.path and a fake model's
+    train_flops_per_sample came later, and the default of
     stop.target_screen_samples changed (2000 -> None): at their defaults they leave the ids
     (and so the resume of sweeps made before them) as they were."""
     from netfl.scenario import load_scenario
@@ -579,3 +580,31 @@ def test_a_run_made_under_an_earlier_slug_is_resumed_by_its_hash(tmp_path):
     from netfl.results.report import collect
 
     assert len(collect([out]).runs) == 2
+
+
+def test_several_sweeps_on_one_executor_write_what_each_would_alone(tmp_path):
+    """run_sweeps shares one executor between sweeps (no idle worker at one sweep's tail);
+    each folder ends as run_sweep writes it; sweeps whose run ids clash run in turn."""
+    from netfl.sweep.runner import run_sweeps
+
+    first = tmp_path / "a"
+    first.mkdir()
+    second = tmp_path / "b"
+    second.mkdir()
+    sweep_a = load_sweep(write_scenario(first), ["algorithm.local_steps=1,2"])
+    sweep_b = load_sweep(write_scenario(second), ["algorithm.rounds=2,3"])
+    clash = load_sweep(write_scenario(first), ["algorithm.local_steps=1,2"])  # a's ids again
+    together = run_sweeps([(sweep_a, tmp_path / "ta"), (sweep_b, tmp_path / "tb"),
+                           (clash, tmp_path / "tc")], LocalExecutor(2))
+    assert [len(r.rows) for r in together] == [2, 2, 2]
+    run_sweep(sweep_b, tmp_path / "alone", LocalExecutor(1))
+    index, reference = read_index(tmp_path / "tb"), read_index(tmp_path / "alone")
+    assert list(index["run_id"]) == list(reference["run_id"])
+    for run in index["path"]:
+        ours = json.loads((tmp_path / "tb" / run / "summary.json").read_text())
+        theirs = json.loads((tmp_path / "alone" / run / "summary.json").read_text())
+        assert comparable(ours) == comparable(theirs)
+    assert list(read_index(tmp_path / "tc")["status"]) == ["done", "done"]
+    again = run_sweeps([(sweep_a, tmp_path / "ta"), (sweep_b, tmp_path / "tb")],
+                       LocalExecutor(2))
+    assert [r.reused for r in again] == [2, 2]

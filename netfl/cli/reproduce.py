@@ -13,6 +13,41 @@ from netfl.errors import NetflError
 PLANS = Path("scenarios/reproduction")
 
 
+class ReproductionProgress:
+    """One bar per section's sweeps (all its arms run on one executor); failures as they
+    happen, with their log."""
+
+    def __init__(self, console, folder: Path, show_bar: bool = True):
+        from netfl.sweep.progress import SweepProgress
+
+        self._console, self._folder, self._show_bar = console, folder, show_bar
+        self._make = SweepProgress
+        self._current = None
+        self._ends = 0
+
+    def begin(self, total: int, reused: int, executor) -> None:
+        self._current = self._make("reproduction", self._folder, self._console, self._console,
+                                   {}, show_bar=self._show_bar)
+        self._current.begin(total, reused, executor)
+
+    def run_started(self, run_id: str) -> None:
+        self._current.run_started(run_id)
+
+    def run_finished(self, outcome, row: dict) -> None:
+        self._current.run_finished(outcome, row)
+
+    def end(self, result) -> None:
+        """Called once per sweep of the section: the bar stops at the first."""
+        if self._current is not None:
+            self._current.interrupted()
+        for row in result.failed:
+            self._console.print(f"[red]{row['status']}[/red]: {result.out_dir / row['log']}")
+
+    def interrupted(self) -> None:
+        if self._current is not None:
+            self._current.interrupted()
+
+
 def reproduce(
     sections: list[str] = typer.Argument(None, help="Sections to run (default: all plans)."),
     quick: bool = typer.Option(False, "--quick", help="The short scenarios, 2 seeds: minutes, "
@@ -36,7 +71,6 @@ def reproduce(
     from netfl.reproduction.execute import run_plans
     from netfl.reproduction.plan import load_plans
     from netfl.sweep import DaskExecutor, LocalExecutor
-    from netfl.sweep.progress import SweepProgress
 
     folder = out_dir or Path("results/reproduction-quick" if quick else "results/reproduction")
     document = doc or (folder / "reproduction.md" if quick else Path("docs/reproduction.md"))
@@ -52,15 +86,11 @@ def reproduce(
                 return (LocalExecutor(workers) if kind == "local"
                         else DaskExecutor(address, workers))
 
-            def make_progress(run, sweep):
-                name = f"{run.plan.section}/{run.study.id}/{run.arm.label}" + (
-                    f" ({run.point})" if run.point else "")
-                params = {p.run_id: p.params for p in sweep.points}
-                return SweepProgress(name, run.folder, err, out, params, show_bar=not quiet)
-
+            progress = ReproductionProgress(err, folder, show_bar=not quiet)
             try:
-                results = run_plans(plans, folder, make_executor, make_progress, quick)
+                results = run_plans(plans, folder, make_executor, progress, quick)
             except KeyboardInterrupt:
+                progress.interrupted()
                 err.print(f"[yellow]interrupted[/yellow]: finished runs are kept in {folder}; "
                           f"rerun the same command to resume")
                 raise typer.Exit(130) from None

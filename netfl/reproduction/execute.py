@@ -23,7 +23,7 @@ import yaml
 
 from netfl.reproduction.plan import Arm, Plan, Study
 from netfl.sweep.grid import Sweep, load_sweep
-from netfl.sweep.runner import Observer, SweepResult, read_index, run_sweep
+from netfl.sweep.runner import Observer, SweepResult, read_index, run_sweeps
 
 HOST_TIMES = "host_times.json"
 
@@ -89,15 +89,21 @@ def arm_runs(plan: Plan, out_dir: Path, quick: bool = False) -> Iterator[ArmRun]
 
 
 def run_plans(plans: list[Plan], out_dir: Path, executor_factory: Callable[[], object],
-              observer_factory: Callable[[ArmRun, Sweep], Observer] | None = None,
-              quick: bool = False) -> list[tuple[ArmRun, SweepResult]]:
+              observer: Observer | None = None, quick: bool = False
+              ) -> list[tuple[ArmRun, SweepResult]]:
     """Run every arm of every plan (validating all of them first, so a typo in the last plan
-    stops nothing half-way); record host times. Returns each arm with its sweep's result."""
+    stops nothing half-way), section by section; within a section every arm's sweep shares one
+    executor, so no worker idles while another sweep has runs left. Records host times.
+    Returns each arm with its sweep's result."""
     runs = [(run, run.load()) for plan in plans for run in arm_runs(plan, out_dir, quick)]
     results = []
-    for run, sweep in runs:
-        observer = observer_factory(run, sweep) if observer_factory else None
-        results.append((run, run_sweep(sweep, run.folder, executor_factory(), observer)))
+    for plan in plans:
+        mine = [(run, sweep) for run, sweep in runs if run.plan is plan]
+        if not mine:
+            continue
+        swept = run_sweeps([(sweep, run.folder) for run, sweep in mine], executor_factory(),
+                           observer)
+        results += [(run, result) for (run, _sweep), result in zip(mine, swept, strict=True)]
         write_host_times(out_dir, plans, quick)
     return results
 

@@ -58,7 +58,7 @@ from netfl.sweep.parse import (
 
 SEED = "seed"
 UNHASHED_DEFAULTS = (("output", "timeline", False), ("stop", "tolerate_divergence", False),
-                     ("data", "path", None))
+                     ("data", "path", None), ("model", "train_flops_per_sample", None))
 # fields whose default changed without changing results, hashed at their old default so the
 # ids of sweeps made before stay: stop.target_screen_samples was 2000 (one screening subset)
 # before the staged screen made its default None (60% of the test set)

@@ -23,6 +23,7 @@ not share the folder at the same path gets failed runs that say so, not an index
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -130,67 +131,110 @@ def run_sweep(sweep: Sweep, out_dir: str | Path, executor=None,
         executor: a LocalExecutor (default) or DaskExecutor.
         observer: told of progress (see :class:`Observer`).
     """
+    return run_sweeps([(sweep, out_dir)], executor, observer)[0]
+
+
+def run_sweeps(jobs: list[tuple[Sweep, str | Path]], executor=None,
+               observer: Observer | None = None) -> list[SweepResult]:
+    """Run several sweeps, each into its own folder, on one executor at once, so that no worker
+    idles at the end of one sweep while another has runs left. Each folder is written exactly
+    as ``run_sweep`` writes it. Sweeps whose run ids clash run one after the other (the executor
+    knows a run by its id). The observer hears of every run of every sweep: ``begin`` once with
+    the total, ``end`` with each sweep's result in turn."""
     from netfl.sweep.executors import LocalExecutor
 
     executor = executor or LocalExecutor()
     observer = observer or Observer()
-    out_dir = Path(out_dir).absolute()  # workers (Dask ones too) may run in another folder
-    check_writable(out_dir / "logs")
+    batches: list[list[tuple[Sweep, Path]]] = []
+    for sweep, out_dir in jobs:  # workers (Dask ones too) may run in another folder
+        ids = {p.run_id for p in sweep.points}
+        batch = next((b for b in batches if not ids & {p.run_id for s, _ in b
+                                                        for p in s.points}), None)
+        if batch is None:
+            batches.append(batch := [])
+        batch.append((sweep, Path(out_dir).absolute()))
+    results: dict[int, SweepResult] = {}
+    for batch in batches:
+        for (sweep, _out_dir), result in zip(batch, _run_batch(batch, executor, observer),
+                                            strict=True):
+            results[next(i for i, (s, _d) in enumerate(jobs) if s is sweep)] = result
+    return [results[i] for i in range(len(jobs))]
+
+
+def _run_batch(batch: list[tuple[Sweep, Path]], executor, observer: Observer
+               ) -> list[SweepResult]:
+    for _sweep, out_dir in batch:
+        check_writable(out_dir / "logs")
     started = time.perf_counter()
-    with _lock(out_dir):
-        _remove_leftovers(out_dir)
-        _write_json(out_dir / SWEEP_FILE, _sweep_json(sweep, out_dir, executor))
-        rows: dict[str, dict] = {}
+    with contextlib.ExitStack() as stack:
+        for _sweep, out_dir in batch:
+            stack.enter_context(_lock(out_dir))
+        rows: list[dict[str, dict]] = []
+        owner: dict[str, tuple[int, Point]] = {}  # run id -> (its sweep, its point)
         tasks = []
         die_once = os.environ.get(DIE_ONCE_ENV) or None
-        by_id = {p.run_id: p for p in sweep.points}
-        for point in sweep.points:
-            path = run_dir(out_dir, point)
-            if is_complete(path):
-                rows[point.run_id] = index_row(point, out_dir, DONE, read_summary(path))
-                continue
-            rows[point.run_id] = index_row(point, out_dir, PENDING)
-            tasks.append(RunTask(point.run_id, point.scenario, str(out_dir / "runs"),
-                                 str(log_path(out_dir, point.run_id)), die_once=die_once))
-        reused = len(sweep.points) - len(tasks)
-        write_index(out_dir, list(rows.values()))
-        last_write = time.monotonic()
+        for index, (sweep, out_dir) in enumerate(batch):
+            _remove_leftovers(out_dir)
+            _write_json(out_dir / SWEEP_FILE, _sweep_json(sweep, out_dir, executor))
+            mine: dict[str, dict] = {}
+            for point in sweep.points:
+                owner[point.run_id] = (index, point)
+                path = run_dir(out_dir, point)
+                if is_complete(path):
+                    mine[point.run_id] = index_row(point, out_dir, DONE, read_summary(path))
+                    continue
+                mine[point.run_id] = index_row(point, out_dir, PENDING)
+                tasks.append(RunTask(point.run_id, point.scenario, str(out_dir / "runs"),
+                                     str(log_path(out_dir, point.run_id)), die_once=die_once))
+            rows.append(mine)
+            write_index(out_dir, list(mine.values()))
+        total = sum(len(s.points) for s, _d in batch)
+        reused = [len(s.points) - sum(t.run_id in r for t in tasks) for (s, _d), r
+                  in zip(batch, rows, strict=True)]
+        last_write = [time.monotonic()] * len(batch)
 
         def on_done(outcome: Outcome) -> None:
-            nonlocal last_write
-            point = by_id[outcome.run_id]
+            index, point = owner[outcome.run_id]
+            out_dir = batch[index][1]
             if outcome.status == DONE and not is_complete(run_dir(out_dir, point)):
                 outcome = Outcome(outcome.run_id, FAILED, error=(
                     f"its worker reported it done, but {run_dir(out_dir, point)} holds no "
                     f"summary.json here: is the folder on a filesystem shared at the same path "
                     f"by every worker?"))
             row = index_row(point, out_dir, outcome.status, outcome.summary, outcome.error)
-            rows[outcome.run_id] = row
+            rows[index][outcome.run_id] = row
             observer.run_finished(outcome, row)
-            if time.monotonic() - last_write >= INDEX_EVERY_S:
-                write_index(out_dir, list(rows.values()))
-                last_write = time.monotonic()
+            if time.monotonic() - last_write[index] >= INDEX_EVERY_S:
+                write_index(out_dir, list(rows[index].values()))
+                last_write[index] = time.monotonic()
 
         try:
             if tasks:
                 executor.open()
-            observer.begin(len(sweep.points), reused, executor)
+            observer.begin(total, sum(reused), executor)
             if tasks:
                 with signals_interrupt():
                     executor.run(tasks, observer.run_started, on_done)
         finally:
             executor.close()
-            for point in sweep.points:  # finished, though its result never came back
-                if rows[point.run_id]["status"] != DONE and is_complete(run_dir(out_dir, point)):
-                    rows[point.run_id] = index_row(point, out_dir, DONE,
-                                                   read_summary(run_dir(out_dir, point)))
-            write_index(out_dir, list(rows.values()))
-    ordered = [rows[p.run_id] for p in sweep.points]
-    counts = {s: sum(r["status"] == s for r in ordered) for s in (DONE, FAILED, LOST, PENDING)}
-    result = SweepResult(out_dir, ordered, reused, executor.describe(),
-                         time.perf_counter() - started, counts)
-    observer.end(result)
-    return result
+            for index, (sweep, out_dir) in enumerate(batch):
+                for point in sweep.points:  # finished, though its result never came back
+                    path = run_dir(out_dir, point)
+                    if rows[index][point.run_id]["status"] != DONE and is_complete(path):
+                        rows[index][point.run_id] = index_row(point, out_dir, DONE,
+                                                              read_summary(path))
+                write_index(out_dir, list(rows[index].values()))
+    elapsed = time.perf_counter() - started
+    results = []
+    for index, (sweep, out_dir) in enumerate(batch):
+        ordered = [rows[index][p.run_id] for p in sweep.points]
+        counts = {s: sum(r["status"] == s for r in ordered)
+                  for s in (DONE, FAILED, LOST, PENDING)}
+        result = SweepResult(out_dir, ordered, reused[index], executor.describe(), elapsed,
+                             counts)
+        observer.end(result)
+        results.append(result)
+    return results
 
 
 # ------------------------------------------------------------------------------- index
@@ -318,4 +362,4 @@ class _lock:
             self.handle.close()
 
 
-__all__ = ["Observer", "SweepResult", "read_index", "run_sweep", "write_index"]
+__all__ = ["Observer", "SweepResult", "read_index", "run_sweep", "run_sweeps", "write_index"]
