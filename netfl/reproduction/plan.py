@@ -254,7 +254,8 @@ def load_plan(path: str | Path) -> Plan:
 
 
 def load_plans(folder: str | Path, sections: list[str] | None = None) -> list[Plan]:
-    """Every plan in ``folder`` (ordered by ``order``, then section), or the named sections."""
+    """Every plan in ``folder`` (ordered by ``order``, then section), or the named sections in
+    the order named."""
     folder = Path(folder)
     plans = sorted((load_plan(p) for p in sorted(folder.glob(PLAN_GLOB))),
                    key=lambda p: (p.order, p.section))
@@ -265,5 +266,6 @@ def load_plans(folder: str | Path, sections: list[str] | None = None) -> list[Pl
             raise ScenarioError([ScenarioProblem(
                 "section", f"no plan in {folder} has this section; known: "
                 f"{', '.join(sorted(known))}", s, source=str(folder)) for s in unknown])
-        plans = [p for p in plans if p.section in sections]
+        by_section = {p.section: p for p in plans}
+        plans = [by_section[s] for s in dict.fromkeys(sections)]
     return plans

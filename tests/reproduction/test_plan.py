@@ -95,6 +95,8 @@ studies:
         load_plan(path)
     with pytest.raises(ScenarioError, match="no plan in .* has this section"):
         load_plans(PLANS, ["fed-chs", "nonsense"])
+    assert [p.section for p in load_plans(PLANS, ["network", "chfl", "network"])] == [
+        "network", "chfl"]
 
 
 def test_grid_arguments_keep_values_whole():
