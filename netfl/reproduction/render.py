@@ -10,6 +10,7 @@ bits with seed bands, per grid point; crossover plots of a metric against a swep
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -110,44 +111,88 @@ def markdown_rows(head: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class ArmRounds:
+    """An arm's rounds over its runs: the median round (s), its critical path's two largest
+    parts [(part, s)], the channel most often busiest with its highest utilisation, and the
+    median rounds to the target (None where no run reached it)."""
+
+    median_s: float
+    parts: list[tuple[str, float]]
+    channel: str
+    rounds_to_target: float | None
+
+    def text(self) -> str:
+        parts = ", ".join(f"{p.replace('_', ' ')} {format_duration(s)}" for p, s in self.parts)
+        rounds = (f"{self.rounds_to_target:.0f} rounds of " if self.rounds_to_target is not None
+                  else "rounds of ")
+        return f"{rounds}{format_duration(self.median_s)}" + (f" ({parts})" if parts else "")
+
+
+def arm_rounds(results: StudyResults, arm: str) -> ArmRounds | None:
+    """``arm``'s rounds from its runs' summary.json (None without a critical path)."""
+    runs = [r for runs in results.runs.get(arm, {}).values() for r in runs]
+    durations, parts, channels, to_target = [], {p: [] for p in PARTS}, {}, []
+    for run in runs:
+        summary = run.summary()
+        path = summary.get("round_critical_path") or {}
+        if "duration_s" not in path:
+            continue
+        durations.append(path["duration_s"]["p50"])
+        for part in PARTS:
+            parts[part].append(path.get(f"{part}_s", {}).get("p50", 0.0))
+        for bottleneck in (summary.get("bottlenecks") or [])[:1]:
+            channels.setdefault(bottleneck["channel"], []).append(bottleneck["utilisation"])
+        if summary.get("rounds_to_target") is not None:
+            to_target.append(summary["rounds_to_target"])
+    if not durations:
+        return None
+    shares = sorted(((float(pd.Series(v).median()), p) for p, v in parts.items() if v),
+                    reverse=True)[:2]
+    busiest = max(channels.items(), key=lambda kv: len(kv[1]), default=None)
+    return ArmRounds(float(pd.Series(durations).median()),
+                     [(p, s) for s, p in shares if s > 0],
+                     f"{busiest[0]} ({100 * max(busiest[1]):.0f}%)" if busiest else "-",
+                     float(pd.Series(to_target).median()) if to_target else None)
+
+
 def round_table(results: StudyResults) -> str:
     """Per arm (over its runs at every point): the median round's duration, its critical path's
     two largest parts, and the busiest channel with its utilisation, from summary.json."""
     rows = []
     for arm in results.arms:
-        runs = [r for runs in results.runs.get(arm, {}).values() for r in runs]
-        if not runs:
+        rounds = arm_rounds(results, arm)
+        if rounds is None:
             continue
-        durations, parts, channels = [], {p: [] for p in PARTS}, {}
-        for run in runs:
-            summary = run.summary()
-            path = summary.get("round_critical_path") or {}
-            if "duration_s" not in path:
-                continue
-            durations.append(path["duration_s"]["p50"])
-            for part in PARTS:
-                parts[part].append(path.get(f"{part}_s", {}).get("p50", 0.0))
-            for bottleneck in (summary.get("bottlenecks") or [])[:1]:
-                channels.setdefault(bottleneck["channel"], []).append(
-                    bottleneck["utilisation"])
-        if not durations:
-            continue
-        median = pd.Series(durations).median()
-        shares = sorted(((pd.Series(v).median(), p) for p, v in parts.items() if v),
-                        reverse=True)[:2]
-        split = ", ".join(f"{p.replace('_', ' ')} {format_duration(s)}" for s, p in shares
-                          if s > 0)
-        busiest = max(channels.items(), key=lambda kv: len(kv[1]), default=None)
-        channel = (f"{busiest[0]} ({100 * max(busiest[1]):.0f}%)" if busiest else "-")
-        rows.append([arm, format_duration(median), split or "-", channel])
+        split = ", ".join(f"{p.replace('_', ' ')} {format_duration(s)}" for p, s in rounds.parts)
+        rows.append([arm, format_duration(rounds.median_s), split or "-", rounds.channel])
     if not rows:
         return ""
     return markdown_rows(["arm", "median round", "its largest parts (p50)",
                           "busiest channel (utilisation)"], rows)
 
 
+TIME_METRICS = ("time_to_target_s", "sim_time_s")
+
+
 def finding_verdict(finding: Finding, results: StudyResults) -> Verdict:
-    """The finding's rule applied to the study's per-seed results."""
+    """The finding's rule applied to the study's per-seed results; for a claim about time, the
+    reason adds each compared arm's rounds (how many, how long, the critical path's largest
+    parts), over all its runs."""
+    verdict = _rule_verdict(finding, results)
+    if finding.rule.metric not in TIME_METRICS or verdict.verdict == NOT_RUN:
+        return verdict
+    arms = [finding.rule.arm] + ([finding.rule.than] if finding.rule.than else
+                                 [a for a in results.arms if a != finding.rule.arm])
+    why = [f"{arm}: {rounds.text()}" for arm in arms
+           if (rounds := arm_rounds(results, arm)) is not None]
+    if not why:
+        return verdict
+    return Verdict(verdict.verdict, f"{verdict.reason}. Why: {'; '.join(why)}",
+                   verdict.comparisons)
+
+
+def _rule_verdict(finding: Finding, results: StudyResults) -> Verdict:
     rule = finding.rule
     values = results.values(rule.metric)
     values = {arm: by_point for arm, by_point in values.items() if by_point}

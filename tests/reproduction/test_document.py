@@ -90,6 +90,9 @@ def test_a_plan_runs_resumes_and_rebuilds_its_document(tmp_path):
     [(finding, verdict)] = verdicts
     assert finding.id == "sooner" and verdict.verdict == "reproduced"
     assert f"| {finding.claim} | **reproduced** |" in text
+    # a claim about time says why: each arm's rounds and their critical path's largest parts
+    assert "Why: Hier: " in verdict.reason and "; Flat: " in verdict.reason
+    assert "rounds of" in verdict.reason and "upload" in verdict.reason
     figures = sorted(p.name for p in (doc.parent / "img" / "reproduction").glob("*.png"))
     assert figures == ["tiny-speed-bits-fast-2.png", "tiny-speed-bits-fast-4.png",
                        "tiny-speed-crossover-time-to-target-s.png",
