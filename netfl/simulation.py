@@ -158,6 +158,7 @@ class Simulation:
                                      self.trace)
         self.fleet = Fleet(self.env, self.world, scenario.devices, self.streams, self.trace,
                            self.network)
+        self.energy = _energy_meter(scenario, self.world, self.fleet, self.trace)
         self.stop_reason: str | None = None
         self.host_time_s = 0.0
         if not with_data:
@@ -232,7 +233,13 @@ class Simulation:
     def analysis_tables(self) -> dict[str, pd.DataFrame]:
         """rounds.csv, participation.csv, links.csv and, on a road or orbital world,
         occupancy.csv (netfl.results.run_analysis)."""
-        return self.analysis.tables(self.network, self.env.now)
+        tables = self.analysis.tables(self.network, self.env.now)
+        if self.energy is not None:
+            rounds = tables["rounds"]
+            spent = self.energy.round_energy()
+            rounds["energy_j"] = [spent.get(r) for r in rounds["round"]] if len(rounds) else []
+            tables["energy"] = self.energy.node_table(self.env.now)
+        return tables
 
     def plot_rounds(self, directory: Path) -> None:
         """rounds.png: each round's critical path and the parts' distribution."""
@@ -289,7 +296,10 @@ class Simulation:
         return next(iter(rec.aggregators))
 
     def metrics(self) -> pd.DataFrame:
-        return pd.DataFrame(self.recorder.metrics, columns=METRIC_COLUMNS)
+        table = pd.DataFrame(self.recorder.metrics, columns=METRIC_COLUMNS)
+        if self.energy is not None:  # joules spent by each evaluation, where counted
+            table["energy_j"] = self.energy.per_evaluation[:len(table)]
+        return table
 
     def events(self) -> pd.DataFrame | None:
         """The event table (None unless the run kept its events)."""
@@ -372,10 +382,35 @@ class Simulation:
             "diverged_round": self.algorithm.diverged_round,
             "netfl_version": _version(),
             "world_notes": list(self.world.notes),
-        } | self.analysis.summary(self.network, self.env.now)
+        } | self.analysis.summary(self.network, self.env.now) | (
+            self.energy.summary(self.env.now) if self.energy is not None else {})
         extras = self.algorithm.summary_extras() | self.world.summary(self.env.now)
         clash = set(extras) & set(summary)
         if clash:
             raise RuntimeError(f"algorithm or world summary keys {sorted(clash)} clash with "
                                f"netfl's")
         return summary | extras
+
+
+def _energy_meter(scenario: Scenario, world, fleet: Fleet, trace: TraceBus):
+    """The run's EnergyMeter where the scenario has an ``energy:`` section (None otherwise:
+    no listener, no cost)."""
+    if scenario.energy is None:
+        return None
+    from netfl.results.energy import TIER_OF_SECTION, EnergyMeter
+
+    radios = {TIER_OF_SECTION[t]: (r.tx, r.rx) for t, r in scenario.energy.radios.items()}
+    nodes = [*world.clients, *world.edge_servers, *([world.cloud] if world.cloud else [])]
+    missing = [ScenarioProblem(f"devices.{section}.power", f"the run counts energy (energy:) "
+                               f"and the {getattr(scenario.devices, section).preset or 'custom'} "
+                               f"device has no power figure: give its active (and idle) power, "
+                               f"e.g. {{active: 6 W, idle: 2 W}}", has_value=False)
+               for section, tier in TIER_OF_SECTION.items()
+               if any(world.tier(n) == tier for n in nodes) and fleet.profiles[tier].active_w
+               is None]
+    if missing:
+        raise ScenarioError(missing)
+    return EnergyMeter(trace, world.tier, set(world.clients),
+                       {t: p.active_w for t, p in fleet.profiles.items()},
+                       {t: p.idle_w for t, p in fleet.profiles.items()},
+                       radios, scenario.energy.idle, nodes)

@@ -62,13 +62,24 @@ def _cost_axis(cost_s: pd.Series) -> tuple[pd.Series, str]:
     return cost_s, "learning cost, eq. (5) (client-seconds)"
 
 
+def _energy_axis(joules: pd.Series) -> tuple[pd.Series, str]:
+    span = float(joules.max()) if len(joules) else 0.0
+    for scale, unit in ((3.6e6, "kWh"), (3600.0, "Wh"), (1.0, "J")):
+        if span >= 3 * scale or scale == 1.0:
+            return joules / scale, f"energy ({unit})"
+    return joules, "energy (J)"
+
+
 def plot_run(metrics: pd.DataFrame, out_dir: Path, title: str,
              target_accuracy: float | None = None) -> list[Path]:
-    """Write accuracy_vs_time.png and accuracy_vs_bytes.png, and accuracy_vs_cost.png where the
-    algorithm charges eq. (5)'s cost; return their paths."""
+    """Write accuracy_vs_time.png and accuracy_vs_bytes.png, accuracy_vs_cost.png where the
+    algorithm charges eq. (5)'s cost, and accuracy_vs_energy.png where the run counts energy;
+    return their paths."""
     names = [("sim_time_s", "accuracy_vs_time.png"), ("bytes_total", "accuracy_vs_bytes.png")]
     if "cost_total" in metrics and metrics["cost_total"].notna().any():
         names.append(("cost_total", "accuracy_vs_cost.png"))
+    if "energy_j" in metrics:
+        names.append(("energy_j", "accuracy_vs_energy.png"))
     return [_save(accuracy_figure(metrics, x_name, title, target_accuracy),
                   Path(out_dir) / filename) for x_name, filename in names]
 
@@ -100,7 +111,7 @@ def _label(fig, ax, x_label: str, title: str) -> None:
 
 
 AXES = {"sim_time_s": _time_axis, "bytes_total": _bytes_axis, "bits_total": _bits_axis,
-        "cost_total": _cost_axis}
+        "cost_total": _cost_axis, "energy_j": _energy_axis}
 
 
 def plot_comparison(runs: dict[str, pd.DataFrame], x_name: str, path: Path,

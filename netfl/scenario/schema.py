@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field, PrivateAttr, model_validator
 
 from netfl.scenario.algorithms import Algorithm
+from netfl.scenario.energy import EnergySpec
 from netfl.scenario.kinds import union_of
 
 # isort: off
@@ -38,6 +39,7 @@ class Scenario(Section):
     algorithm: Algorithm
     stop: Stop = Stop()
     output: Output = Output()
+    energy: EnergySpec | None = None
 
     _source: str | None = PrivateAttr(default=None)
     _lines: dict = PrivateAttr(default_factory=dict)  # key path -> line in _source

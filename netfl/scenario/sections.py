@@ -52,6 +52,7 @@ from netfl.scenario.types import (
     Rate,
     Section,
     Size,
+    Watts,
 )
 from netfl.scenario.world_checks import rates_given, runs_on
 from netfl.sim.onoff import check_intervals
@@ -309,12 +310,22 @@ ClientAvailability = Annotated[
 ]
 
 
+class DevicePower(Section):
+    """Electrical power of a device: ``active`` while it computes (training, aggregation, group
+    operations), ``idle`` between jobs (charged only where ``energy.idle`` asks for it)."""
+
+    active: Watts
+    idle: Watts | None = None
+
+
 class DeviceSpec(Section):
-    """A compute profile: a preset, or ``flops`` (effective FLOP/s), with optional overrides."""
+    """A compute profile: a preset, or ``flops`` (effective FLOP/s), with optional overrides.
+    ``power``: its draw (default: the preset's, where it has one; energy.md)."""
 
     preset: DevicePreset | None = None
     flops: Flops | None = None
     memory: Size | None = None
+    power: DevicePower | None = None
     # past a sigma of 3 a device is 8,000 times slower at 3 sigma: no fleet looks like that
     jitter: float = Field(0.0, ge=0, le=3, description="sigma of a lognormal factor (median 1)")
     stragglers: Stragglers | None = None

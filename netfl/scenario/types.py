@@ -78,6 +78,7 @@ Rate = Annotated[float, _unit("rate"), Field(gt=0, description="bit/s")]
 Size = Annotated[float, _unit("size"), Field(gt=0, description="bytes")]
 NonNegativeSize = Annotated[float, _unit("size"), Field(ge=0, description="bytes")]
 Flops = Annotated[float, _unit("flops"), Field(gt=0, description="FLOP/s")]
+Watts = Annotated[float, _unit("watts"), Field(ge=0, description="electrical power, W")]
 Probability = Annotated[float, Field(ge=0, le=1)]
 
 

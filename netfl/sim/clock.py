@@ -15,6 +15,7 @@ gain       dB           dB dBi
 distance   metres       mm m km
 speed      m/s          m/s km/h kmh mph
 flops      FLOP/s       FLOPS FLOP/s kFLOPS MFLOPS GFLOPS TFLOPS (and the FLOP/s spellings)
+watts      W            mW W kW (electrical power, linear: "power" is the radio's, in dBm)
 ========== ============ =========================================================
 
 A bare number (``0.02`` or ``"0.02"``) is taken in the base unit. Decimal prefixes are powers of
@@ -46,6 +47,7 @@ _SIZE = {"bit": 1 / 8, "kbit": _K / 8, "Mbit": _M / 8, "Gbit": _G / 8,
 _FREQUENCY = {"Hz": 1.0, "kHz": _K, "MHz": _M, "GHz": _G}
 _DISTANCE = {"mm": 1e-3, "m": 1.0, "km": 1e3}
 _SPEED = {"m/s": 1.0, "km/h": 1 / 3.6, "kmh": 1 / 3.6, "mph": 0.44704}
+_WATTS = {"mW": 1e-3, "W": 1.0, "kW": _K}
 _FLOPS = {}
 for _prefix, _scale in {"": 1.0, "k": _K, "M": _M, "G": _G, "T": _T}.items():
     _FLOPS[f"{_prefix}FLOPS"] = _scale
@@ -59,6 +61,7 @@ _GAIN = {"dB": lambda x: x, "dBi": lambda x: x}
 DIMENSIONS: dict[str, dict] = {
     "time": _TIME, "rate": _RATE, "size": _SIZE, "frequency": _FREQUENCY, "power": _POWER,
     "gain": _GAIN, "distance": _DISTANCE, "speed": _SPEED, "flops": _FLOPS,
+    "watts": _WATTS,
 }
 
 _QUANTITY = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([^\s\d][^\s]*)?\s*$")

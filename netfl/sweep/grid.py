@@ -59,6 +59,9 @@ from netfl.sweep.parse import (
 SEED = "seed"
 UNHASHED_DEFAULTS = (("output", "timeline", False), ("stop", "tolerate_divergence", False),
                      ("data", "path", None), ("model", "train_flops_per_sample", None))
+# fields added later, anywhere in the tree, hashed only when not None
+UNHASHED_NONE = (("energy",), ("devices", "clients", "power"), ("devices", "edge", "power"),
+                 ("devices", "cloud", "power"))
 # fields whose default changed without changing results, hashed at their old default so the
 # ids of sweeps made before stay: stop.target_screen_samples was 2000 (one screening subset)
 # before the staged screen made its default None (60% of the test set)
@@ -360,6 +363,13 @@ def run_id(params: dict, scenario: Scenario, base_dir: str | Path | None = None,
     for section, key, default in UNHASHED_DEFAULTS:
         if key in resolved.get(section, {}) and resolved[section][key] == default:
             resolved[section].pop(key)
+    for path in UNHASHED_NONE:
+        *parents, key = path
+        holder = resolved
+        for part in parents:
+            holder = holder.get(part) if isinstance(holder, dict) else None
+        if isinstance(holder, dict) and key in holder and holder[key] is None:
+            holder.pop(key)
     for section, key, default, before in HASHED_AS_BEFORE:
         if key in resolved.get(section, {}) and resolved[section][key] == default:
             resolved[section][key] = before

@@ -1,0 +1,160 @@
+"""Energy of a run, charged where each activity happens (docs/models/energy.md).
+
+``EnergyMeter`` listens to the trace: a training job (``TrainEnd``: the time it ran, cancelled
+or not), an aggregation (``Aggregate``) and other device work (``Busy``: group operations, a
+local solver's extra work) are charged the node's active power for their duration; every hop of a
+transfer that touches a client (``HopEnd``: its bits on the air from ``start_s`` to ``time_s``)
+the transmit power of the sender's tier and the receive power of the receiver's tier, where the
+scenario's ``energy.radios`` names them; idle power, where asked for, over each node's time not
+busy. It snapshots the cumulative energy at each evaluation (metrics.csv's ``energy_j``), at each
+round's end (rounds.csv's ``energy_j``) and when the target is first reached
+(``energy_to_target_j``).
+
+Joules only: the meter changes no event and no random draw, so a run's other results are the
+same with and without it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+
+import pandas as pd
+
+from netfl.compute.energy import activity_energy_j, idle_energy_j
+from netfl.sim.trace import (
+    Aggregate,
+    Busy,
+    Evaluation,
+    HopEnd,
+    RoundEnd,
+    TargetReached,
+    TraceBus,
+    TrainEnd,
+)
+
+ACTIVITIES = ("compute", "aggregation", "group_operation", "radio_tx", "radio_rx", "idle")
+TIER_OF_SECTION = {"clients": "client", "edge": "edge", "cloud": "cloud"}
+
+
+class EnergyMeter:
+    """Joules per node and activity. ``active_w``/``idle_w``: per tier (client, edge, cloud),
+    None where unknown (a tier without an active figure that does work is an error, raised when
+    the work happens); ``radios``: tier -> (tx W, rx W)."""
+
+    def __init__(self, trace: TraceBus, tier_of: Callable[[str], str], clients: set[str],
+                 active_w: dict[str, float | None], idle_w: dict[str, float | None],
+                 radios: dict[str, tuple[float, float]], idle: bool, nodes: list[str]):
+        self.tier_of, self.clients = tier_of, clients
+        self.active_w, self.idle_w, self.radios, self.idle = active_w, idle_w, radios, idle
+        self.nodes = nodes
+        self.joules: dict[tuple[str, str], float] = defaultdict(float)
+        self.busy_s: dict[str, float] = defaultdict(float)
+        self.per_evaluation: list[float] = []
+        self.per_round: dict[int, float] = {}
+        self.to_target_j: float | None = None
+        trace.subscribe(self._on_train_end, TrainEnd)
+        trace.subscribe(self._on_aggregate, Aggregate)
+        trace.subscribe(self._on_busy, Busy)
+        trace.subscribe(self._on_hop, HopEnd)
+        trace.subscribe(self._on_evaluation, Evaluation)
+        trace.subscribe(self._on_round_end, RoundEnd)
+        trace.subscribe(self._on_target, TargetReached)
+
+    # ------------------------------------------------------------------ charges
+    def _active(self, node: str) -> float:
+        tier = self.tier_of(node)
+        power = self.active_w.get(tier)
+        if power is None:
+            section = {v: k for k, v in TIER_OF_SECTION.items()}[tier]
+            raise ValueError(f"energy: devices.{section}.power.active is not set and the "
+                             f"device preset has no power figure (docs/models/energy.md)")
+        return power
+
+    def _work(self, node: str, duration_s: float, activity: str) -> None:
+        self.joules[(node, activity)] += activity_energy_j(self._active(node), duration_s)
+        self.busy_s[node] += duration_s
+
+    def _on_train_end(self, r: TrainEnd) -> None:
+        self._work(r.node, r.duration_s, "compute")
+
+    def _on_aggregate(self, r: Aggregate) -> None:
+        self._work(r.node, r.duration_s, "aggregation")
+
+    def _on_busy(self, r: Busy) -> None:
+        self._work(r.node, r.duration_s,
+                   "group_operation" if r.what == "group_operation" else "compute")
+
+    def _on_hop(self, r: HopEnd) -> None:
+        if r.u not in self.clients and r.v not in self.clients:
+            return  # a wired hop between servers: no radio
+        airtime = r.time_s - r.start_s
+        sender = self.radios.get(self.tier_of(r.u))
+        receiver = self.radios.get(self.tier_of(r.v))
+        if sender is not None:
+            self.joules[(r.u, "radio_tx")] += activity_energy_j(sender[0], airtime)
+        if receiver is not None:
+            self.joules[(r.v, "radio_rx")] += activity_energy_j(receiver[1], airtime)
+
+    # ---------------------------------------------------------------- snapshots
+    def total_j(self, now_s: float | None = None) -> float:
+        """Joules so far; with ``now_s`` and idle accounting, the idle energy up to then."""
+        total = sum(self.joules.values())
+        if self.idle and now_s is not None:
+            total += sum(self._idle_j(node, now_s) for node in self.nodes)
+        return total
+
+    def _idle_j(self, node: str, now_s: float) -> float:
+        power = self.idle_w.get(self.tier_of(node))
+        if power is None:
+            return 0.0
+        return idle_energy_j(power, now_s, min(self.busy_s[node], now_s))
+
+    def _on_evaluation(self, r: Evaluation) -> None:
+        self.per_evaluation.append(self.total_j(r.time_s))
+
+    def _on_round_end(self, r: RoundEnd) -> None:
+        self.per_round[r.round] = self.total_j(r.time_s)
+
+    def _on_target(self, r: TargetReached) -> None:
+        if self.to_target_j is None:
+            self.to_target_j = self.total_j(r.time_s)
+
+    # ------------------------------------------------------------------ results
+    def node_table(self, now_s: float) -> pd.DataFrame:
+        """energy.csv: one row per node (node, tier, joules per activity, total)."""
+        rows = []
+        for node in self.nodes:
+            row = {"node": node, "tier": self.tier_of(node)}
+            for activity in ACTIVITIES:
+                row[f"{activity}_j"] = (self._idle_j(node, now_s) if activity == "idle"
+                                        and self.idle else self.joules.get((node, activity), 0.0))
+            row["total_j"] = sum(row[f"{a}_j"] for a in ACTIVITIES)
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def summary(self, now_s: float) -> dict:
+        """summary.json's energy fields."""
+        table = self.node_table(now_s)
+        by_activity = {a: float(table[f"{a}_j"].sum()) for a in ACTIVITIES
+                       if a != "idle" or self.idle}
+        rounds = sorted(self.per_round.items())
+        per_round = [b - a for (_r0, a), (_r1, b) in zip([(0, 0.0), *rounds], rounds,
+                                                         strict=False)]
+        return {
+            "energy_j_total": float(table["total_j"].sum()),
+            "energy_j_by_tier": {t: float(v) for t, v in
+                                 table.groupby("tier")["total_j"].sum().items()},
+            "energy_j_by_activity": by_activity,
+            "energy_to_target_j": self.to_target_j,
+            "energy_j_per_round_p50": (float(pd.Series(per_round).median()) if per_round
+                                       else None),
+        }
+
+    def round_energy(self) -> dict[int, float]:
+        """Joules spent in each round (between the previous round's end and its own)."""
+        out, before = {}, 0.0
+        for round_, total in sorted(self.per_round.items()):
+            out[round_] = total - before
+            before = total
+        return out
