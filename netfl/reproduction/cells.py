@@ -50,6 +50,7 @@ class StudyResults:
     points: list[str]
     runs: dict[str, dict[str, list[Run]]] = field(default_factory=dict)  # arm -> point -> runs
     folders: dict[str, Path] = field(default_factory=dict)  # arm -> its sweep folder
+    planned: dict[str, list[str]] = field(default_factory=dict)  # arm -> its named points
 
     def values(self, metric: str) -> dict[str, dict[str, dict[int, float | None]]]:
         """``metric`` per arm, point and seed; None where the run has no value (a target it
@@ -88,4 +89,6 @@ def collect(study: Study, arm_runs: list[ArmRun]) -> StudyResults:
             by_point.setdefault(point, []).append(
                 Run(int(row[SEED]), row, run.folder / str(row["path"])))
         results.folders.setdefault(run.arm.label, run.folder)
+        if not run.grid:  # a named point (or none): its row shows before it has run
+            results.planned.setdefault(run.arm.label, []).append(run.point)
     return results

@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 
 from netfl.reproduction.cells import collect
-from netfl.reproduction.execute import HOST_TIMES, arm_runs
+from netfl.reproduction.execute import HOST_TIMES, arm_runs, write_host_times
 from netfl.reproduction.plan import Finding, Plan
 from netfl.reproduction.render import (
     finding_verdict,
@@ -64,8 +64,10 @@ def section_block(plan: Plan, out_dir: Path, doc: Path, figures: Path, quick: bo
         results = collect(study, mine)
         seeds = mine[0].seeds
         parts.append(f"#### {study.title}\n")
-        parts.append(f"{results.count()} runs ({len(mine)} arms, {seeds} seeds per point"
-                     + (f"; grid {', '.join(study.grid)}" if study.grid else "")
+        settings = (f", {len(study.points)} settings" if study.points else "")
+        parts.append(f"{results.count()} runs done ({len(study.arms)} arms{settings}, {seeds} "
+                     f"seeds per point" + (f"; grid {', '.join(study.grid)}" if study.grid
+                                           else "")
                      + "). Each cell: mean ± 95% interval (Student t) over the seeds.\n")
         if study.note:
             parts.append(study.note.strip() + "\n")
@@ -110,6 +112,7 @@ def rebuild(plans: list[Plan], out_dir: Path, doc: Path, figures: Path, quick: b
             title: str = "Reproduction") -> list[tuple[Finding, Verdict]]:
     """Rewrite the generated blocks of ``doc`` (created if missing) from the results in
     ``out_dir``; figures go to ``figures``. Returns every finding's verdict."""
+    write_host_times(out_dir, plans, quick)
     text = doc.read_text() if doc.is_file() else f"# {title}\n"
     everything = []
     for plan in plans:

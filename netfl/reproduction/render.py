@@ -37,7 +37,7 @@ def _bits(value: float) -> str:
 
 
 def _count(value: float) -> str:
-    return f"{value:,.0f}" if value >= 100 else f"{value:.1f}"
+    return f"{value:,.0f}" if value >= 100 or float(value).is_integer() else f"{value:.1f}"
 
 
 FORMATS = {"bits_to_target": ("bits to target", _bits),
@@ -92,7 +92,7 @@ def study_table(results: StudyResults) -> str:
     metrics = {m: results.values(m) for m in study.metrics}
     for arm in results.arms:
         by_point = results.runs.get(arm, {})
-        points = list(by_point) or [""]
+        points = list(dict.fromkeys([*results.planned.get(arm, []), *by_point])) or [""]
         for point in points:
             runs = by_point.get(point, [])
             cells = [arm, *(point.split(", ") if keys and point else [""] * len(keys)),
