@@ -219,7 +219,8 @@ class Simulation:
         self.host_times.close_run(self.host_time_s)
 
     def partition_table(self) -> pd.DataFrame:
-        """One row per client: its edge server, sample count and count of each label."""
+        """One row per client: its edge server (its traced device where there is a device
+        trace), sample count and count of each label."""
         counts = self.partition.counts
         table = pd.DataFrame(counts, columns=[f"label_{k}" for k in range(counts.shape[1])])
         table.insert(0, "samples", counts.sum(axis=1))
@@ -228,6 +229,8 @@ class Simulation:
         table.insert(0, "edge_server", ["" if self.world.mobile else self.world.edge_of(c)
                                         for c in self.world.clients])
         table.insert(0, "client", self.world.clients)
+        if self.fleet.client_devices:  # each client's device of the trace
+            table.insert(2, "device", self.fleet.client_devices)
         return table
 
     def analysis_tables(self) -> dict[str, pd.DataFrame]:
@@ -406,11 +409,11 @@ def _energy_meter(scenario: Scenario, world, fleet: Fleet, trace: TraceBus):
                                f"device has no power figure: give its active (and idle) power, "
                                f"e.g. {{active: 6 W, idle: 2 W}}", has_value=False)
                for section, tier in TIER_OF_SECTION.items()
-               if any(world.tier(n) == tier for n in nodes) and fleet.profiles[tier].active_w
-               is None]
+               if any(world.tier(n) == tier and fleet.node_power.get(n, (None,))[0] is None
+                      for n in nodes) and fleet.profiles[tier].active_w is None]
     if missing:
         raise ScenarioError(missing)
     return EnergyMeter(trace, world.tier, set(world.clients),
                        {t: p.active_w for t, p in fleet.profiles.items()},
                        {t: p.idle_w for t, p in fleet.profiles.items()},
-                       radios, scenario.energy.idle, nodes)
+                       radios, scenario.energy.idle, nodes, fleet.node_power)

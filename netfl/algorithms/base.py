@@ -142,7 +142,7 @@ class Algorithm(ModelMoves, ClientRounds):
 
     def device_speed(self, node: str) -> tuple[float, float]:
         """``node``'s device: its effective FLOP/s and its straggler slowdown factor."""
-        return self._fleet.profile(node).flops, self._fleet.slowdown(node)
+        return self._fleet.flops(node), self._fleet.slowdown(node)
 
     def stream(self, name: str, *keys: int) -> np.random.Generator:
         """The run's named random stream ``name`` (the same generator on every call); with

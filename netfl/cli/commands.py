@@ -16,6 +16,7 @@ from netfl.cli.analyze import analyze
 from netfl.cli.catalog import list_
 from netfl.cli.common import SET_HELP, err, fail, out
 from netfl.cli.reproduce import reproduce
+from netfl.cli.traces import trace_app
 from netfl.errors import DatasetNotFound, NetflError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -374,6 +375,7 @@ def sumo_trace(
 
 app.command("analyze")(analyze)
 app.command("reproduce")(reproduce)
+app.add_typer(trace_app, name="trace")
 app.command("list")(list_)  # last in --help, after the commands that do the work
 
 

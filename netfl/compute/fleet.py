@@ -16,6 +16,7 @@ from pathlib import Path
 import simpy
 
 from netfl.compute.device import DeviceProfile, resolve_profile
+from netfl.compute.device_trace import assign_devices, outages_from_availability, read_device_trace
 from netfl.compute.jobs import JobSlots
 from netfl.compute.timing import aggregation_time_s, jitter_factor, pick_stragglers, train_time_s
 from netfl.errors import ScenarioError, ScenarioProblem
@@ -56,11 +57,37 @@ class Fleet:
         availability = spec.clients.availability
         self._outages = (read_outage_trace(availability.path, len(world.clients))
                          if isinstance(availability, TraceAvailability) else {})
+        self._node_flops: dict[str, float] = {}
+        self.node_power: dict[str, tuple[float | None, float | None]] = {}
+        self.client_devices: list[str] = []
+        if spec.clients.trace is not None:
+            self._draw_devices(spec.clients.trace, streams)
 
     # ----------------------------------------------------------------------- profiles
 
     def profile(self, node: str) -> DeviceProfile:
         return self.profiles[self.world.tier(node)]
+
+    def _draw_devices(self, trace_spec, streams: RandomStreams) -> None:
+        """Give each client a device of the trace (stream ``device-trace``): its FLOP/s, its
+        power where the trace has it, and its availability intervals as outages."""
+        trace = read_device_trace(trace_spec.path, trace_spec.availability)
+        rows = assign_devices(len(self.world.clients), len(trace.devices),
+                              streams.get("device-trace"), trace_spec.with_replacement)
+        for index, (client, row) in enumerate(zip(self.world.clients, rows, strict=True)):
+            device = trace.devices.iloc[int(row)]
+            self.client_devices.append(str(device["device"]))
+            self._node_flops[client] = float(device["flops"])
+            active, idle = device["active_w"], device["idle_w"]
+            self.node_power[client] = (None if math.isnan(active) else float(active),
+                                       None if math.isnan(idle) else float(idle))
+            if str(device["device"]) in trace.available:
+                self._outages[index] = outages_from_availability(
+                    trace.available[str(device["device"])])
+
+    def flops(self, node: str) -> float:
+        """The node's effective FLOP/s: its traced device's, or its tier's profile's."""
+        return self._node_flops.get(node) or self.profile(node).flops
 
     def slowdown(self, node: str) -> float:
         """The node's straggler factor (1.0 for a normal node)."""
@@ -80,11 +107,11 @@ class Fleet:
                 self._jitter_rngs[node] = self._streams.derive("devices-jitter",
                                                                self._node_index[node])
             jitter = jitter_factor(self._jitter_rngs[node], sigma)
-        return train_time_s(train_flops_per_sample, samples, self.profile(node).flops,
+        return train_time_s(train_flops_per_sample, samples, self.flops(node),
                             self.slowdown(node), jitter)
 
     def aggregation_time_s(self, node: str, num_params: int, n_updates: int) -> float:
-        return aggregation_time_s(num_params, n_updates, self.profile(node).flops)
+        return aggregation_time_s(num_params, n_updates, self.flops(node))
 
     def slots(self, node: str) -> JobSlots:
         """The node's job queue: ``accelerators`` slots on servers, one on a client."""

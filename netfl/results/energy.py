@@ -40,12 +40,15 @@ TIER_OF_SECTION = {"clients": "client", "edge": "edge", "cloud": "cloud"}
 class EnergyMeter:
     """Joules per node and activity. ``active_w``/``idle_w``: per tier (client, edge, cloud),
     None where unknown (a tier without an active figure that does work is an error, raised when
-    the work happens); ``radios``: tier -> (tx W, rx W)."""
+    the work happens); ``node_power``: a traced device's own figures, before its tier's;
+    ``radios``: tier -> (tx W, rx W)."""
 
     def __init__(self, trace: TraceBus, tier_of: Callable[[str], str], clients: set[str],
                  active_w: dict[str, float | None], idle_w: dict[str, float | None],
-                 radios: dict[str, tuple[float, float]], idle: bool, nodes: list[str]):
+                 radios: dict[str, tuple[float, float]], idle: bool, nodes: list[str],
+                 node_power: dict[str, tuple[float | None, float | None]] | None = None):
         self.tier_of, self.clients = tier_of, clients
+        self.node_power = node_power or {}  # a traced device's own (active, idle) W
         self.active_w, self.idle_w, self.radios, self.idle = active_w, idle_w, radios, idle
         self.nodes = nodes
         self.joules: dict[tuple[str, str], float] = defaultdict(float)
@@ -64,7 +67,9 @@ class EnergyMeter:
     # ------------------------------------------------------------------ charges
     def _active(self, node: str) -> float:
         tier = self.tier_of(node)
-        power = self.active_w.get(tier)
+        power = self.node_power.get(node, (None, None))[0]
+        if power is None:
+            power = self.active_w.get(tier)
         if power is None:
             section = {v: k for k, v in TIER_OF_SECTION.items()}[tier]
             raise ValueError(f"energy: devices.{section}.power.active is not set and the "
@@ -105,7 +110,9 @@ class EnergyMeter:
         return total
 
     def _idle_j(self, node: str, now_s: float) -> float:
-        power = self.idle_w.get(self.tier_of(node))
+        power = self.node_power.get(node, (None, None))[1]
+        if power is None:
+            power = self.idle_w.get(self.tier_of(node))
         if power is None:
             return 0.0
         return idle_energy_j(power, now_s, min(self.busy_s[node], now_s))

@@ -337,8 +337,27 @@ class DeviceSpec(Section):
         return self
 
 
+class DeviceTraceSpec(Section):
+    """A population of measured devices, each client drawn one by seed (compute.md, "Device
+    traces"): ``path``, a CSV or Parquet file ``device,flops[,active_w,idle_w]``; ``availability``,
+    an optional one ``device,start_s,end_s`` of the intervals each device is available."""
+
+    path: ExistingFile
+    availability: ExistingFile | None = None
+    with_replacement: bool = False
+
+
 class ClientDevices(DeviceSpec):
     availability: ClientAvailability = AlwaysUp()
+    trace: DeviceTraceSpec | None = None
+
+    @model_validator(mode="after")
+    def _one_availability(self) -> ClientDevices:
+        if (self.trace is not None and self.trace.availability is not None
+                and not isinstance(self.availability, AlwaysUp)):
+            raise ValueError("availability comes from trace.availability: leave "
+                             "availability at its default (always)")
+        return self
 
 
 class ServerDevices(DeviceSpec):

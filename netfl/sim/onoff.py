@@ -37,11 +37,14 @@ def scheduled_onoff(
     intervals: Iterable[tuple[float, float]],
     set_state: Callable[[bool], None],
 ) -> Generator:
-    """Go down at each ``down_at_s`` and back up at ``up_at_s`` (intervals sorted, disjoint)."""
+    """Go down at each ``down_at_s`` and back up at ``up_at_s`` (intervals sorted, disjoint);
+    an ``up_at_s`` of infinity: down for good."""
     for down_at, up_at in sorted(intervals):
         if down_at > env.now:
             yield env.timeout(down_at - env.now)
         set_state(False)
+        if up_at == float("inf"):
+            return
         if up_at > env.now:
             yield env.timeout(up_at - env.now)
         set_state(True)
