@@ -269,14 +269,15 @@ class Simulation:
         """space_time.png for a road world: vehicles, RSUs and where the model was;
         contact_chart.png for an orbital one: satellites in view and the model's holder."""
         if isinstance(self.world, OrbitWorld):
-            from netfl.results.plots import plot_contact_chart
+            from netfl.results.plots import contact_rows, plot_contact_chart
 
-            world = self.world
+            world, now = self.world, self.env.now
             spans = {s: world.coverage(s) for s in world.edge_servers}
-            plot_contact_chart(spans, self.recorder.model_path, self.env.now,
+            plot_contact_chart(spans, self.recorder.model_path, now,
                                Path(directory) / "contact_chart.png",
-                               f"{self.scenario.name}: satellites in view and the model",
-                               start_holder=self._only_holder())
+                               f"{self.scenario.name}: satellites in view, the model and "
+                               f"eclipses", start_holder=self._only_holder(),
+                               eclipses=world.eclipses(contact_rows(spans, now), now))
             return
         if not isinstance(self.world, RoadWorld):
             return

@@ -285,24 +285,40 @@ def time_breakdown_figure(table: pd.DataFrame, title: str):
 
 def plot_contact_chart(spans: dict[str, list[tuple[float, float]]],
                        holder: list[tuple[float, str]], t_end_s: float, path: Path,
-                       title: str, start_holder: str | None = None) -> Path:
+                       title: str, start_holder: str | None = None,
+                       eclipses: dict[str, list[tuple[float, float]]] | None = None) -> Path:
     """contact_chart.png (``contact_chart_figure``), written to ``path``."""
-    return _save(contact_chart_figure(spans, holder, t_end_s, title, start_holder), path)
+    return _save(contact_chart_figure(spans, holder, t_end_s, title, start_holder, eclipses),
+                 path)
+
+
+def contact_rows(spans: dict[str, list[tuple[float, float]]], t_end_s: float) -> list[str]:
+    """The chart's satellites: those in view of some user by ``t_end_s``, by first rise."""
+    return sorted((s for s in spans if spans[s] and spans[s][0][0] <= t_end_s),
+                  key=lambda s: (spans[s][0][0], s))
 
 
 def contact_chart_figure(spans: dict[str, list[tuple[float, float]]],
                          holder: list[tuple[float, str]], t_end_s: float, title: str,
-                         start_holder: str | None = None):
+                         start_holder: str | None = None,
+                         eclipses: dict[str, list[tuple[float, float]]] | None = None):
     """One row per satellite (those in view of some user by ``t_end_s``, in order of first
-    rise), a bar where it sees at least one user, and the satellite holding the model as a
-    thick step line across the rows: ``holder`` lists (time s, satellite) from the first
-    holder on; where it is empty (no hand-over), ``start_holder``, when given, held the model
-    all run long (a flat line on its row)."""
-    rows = sorted((s for s in spans if spans[s] and spans[s][0][0] <= t_end_s),
-                  key=lambda s: (spans[s][0][0], s))
+    rise), a bar where it sees at least one user, a grey band where it is in the Earth's
+    shadow (``eclipses``, where given), and the satellite holding the model as a thick step
+    line across the rows: ``holder`` lists (time s, satellite) from the first holder on; where
+    it is empty (no hand-over), ``start_holder``, when given, held the model all run long (a
+    flat line on its row)."""
+    rows = contact_rows(spans, t_end_s)
     row = {s: k for k, s in enumerate(rows)}
     fig = _figure(figsize=(9, max(3.0, min(12.0, 0.12 * len(rows) + 2))), dpi=110)
     ax = fig.subplots()
+    shaded = False
+    for s in rows:
+        dark = [(a, min(b, t_end_s) - a) for a, b in (eclipses or {}).get(s, []) if a < t_end_s]
+        if dark:
+            ax.broken_barh(dark, (row[s] - 0.5, 1.0), color="0.55", alpha=0.35, linewidth=0,
+                           label=None if shaded else "in the Earth's shadow")
+            shaded = True
     for s in rows:
         bars = [(a, min(b, t_end_s) - a) for a, b in spans[s] if a <= t_end_s]
         ax.broken_barh(bars, (row[s] - 0.35, 0.7), color="tab:blue", alpha=0.45, linewidth=0)
@@ -315,7 +331,8 @@ def contact_chart_figure(spans: dict[str, list[tuple[float, float]]],
         moved = len(track) > 1
         ax.step(times, ys, where="post", color=colour("model"), linewidth=2.0,
                 label="model holder" if moved else "model holder (no hand-over)")
-        ax.legend(loc="upper left", fontsize=8)
+    if track or shaded:
+        ax.legend(loc="best", fontsize=8)
     ax.set_xlim(0, max(t_end_s, 1e-9))
     ax.set_ylim(-1, max(len(rows), 1))
     ax.set_xlabel("simulated time (s)")

@@ -83,6 +83,17 @@ def test_the_contact_chart_draws_the_holder_without_a_hand_over():
     assert list(moved.lines[0].get_ydata()) == [0, 1, 1]
 
 
+def test_the_contact_chart_shades_each_satellites_eclipses():
+    spans = {"s1": [(0.0, 500.0)], "s2": [(100.0, 800.0)]}
+    ax = contact_chart_figure(spans, [], 600.0, "t", start_holder="s2",
+                              eclipses={"s1": [(50.0, 250.0)], "s2": [(400.0, 900.0)]}).axes[0]
+    shadows = [c for c in ax.collections if c.get_label() == "in the Earth's shadow"]
+    assert len(shadows) == 1  # one legend entry for all rows
+    bands = [c for c in ax.collections if to_hex(c.get_facecolor()[0]) == to_hex("0.55")]
+    assert len(bands) == 2
+    assert "in the Earth's shadow" in [t.get_text() for t in ax.get_legend().get_texts()]
+
+
 def test_one_colour_per_category_in_the_breakdown_and_the_timeline():
     table = pd.DataFrame({"compute": [10.0], "client-edge": [5.0], "waiting": [3.0],
                           "failed transfers": [1.0]}, index=["a"])

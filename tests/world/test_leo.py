@@ -183,6 +183,17 @@ def test_infer_planes_joins_a_plane_across_zero_raan():
 # ------------------------------------------------------------------------ the world
 
 
+def test_the_worlds_satellites_eclipses_along_their_orbits(world):
+    sats = world.edge_servers[:5]
+    eclipses = world.eclipses(sats, 6000.0)
+    for sat in sats:
+        dark = sum(b - a for a, b in eclipses[sat])
+        # 500 km at 80 degrees: at most 38% of a 94.6-minute orbit in shadow, none above beta*
+        assert 0.0 <= dark / 6000.0 < 0.40
+        assert all(0.0 <= a < b <= 6000.0 for a, b in eclipses[sat])
+    assert any(eclipses[s] for s in sats)
+
+
 def test_the_world_graph(world):
     assert world.clients == ["c0", "c1", "c2"] and len(world.edge_servers) == 40
     assert world.cloud == CLOUD_NAME and not world.exclusive and world.orbital and world.mobile
