@@ -242,6 +242,8 @@ class Simulation:
             spent = self.energy.round_energy()
             rounds["energy_j"] = [spent.get(r) for r in rounds["round"]] if len(rounds) else []
             tables["energy"] = self.energy.node_table(self.env.now)
+        if self.fleet.satellite_power is not None:
+            tables["satellite_power"] = pd.DataFrame(self.fleet.satellite_power.table())
         return tables
 
     def plot_rounds(self, directory: Path) -> None:
@@ -387,7 +389,9 @@ class Simulation:
             "netfl_version": _version(),
             "world_notes": list(self.world.notes),
         } | self.analysis.summary(self.network, self.env.now) | (
-            self.energy.summary(self.env.now) if self.energy is not None else {})
+            self.energy.summary(self.env.now) if self.energy is not None else {}) | (
+            self.fleet.satellite_power.summary() if self.fleet.satellite_power is not None
+            else {})
         extras = self.algorithm.summary_extras() | self.world.summary(self.env.now)
         clash = set(extras) & set(summary)
         if clash:

@@ -18,6 +18,7 @@ import simpy
 from netfl.compute.device import DeviceProfile, resolve_profile
 from netfl.compute.device_trace import assign_devices, outages_from_availability, read_device_trace
 from netfl.compute.jobs import JobSlots
+from netfl.compute.satellite_power import SatellitePowerSystem
 from netfl.compute.timing import aggregation_time_s, jitter_factor, pick_stragglers, train_time_s
 from netfl.errors import ScenarioError, ScenarioProblem
 from netfl.network.transfer import Network
@@ -57,6 +58,7 @@ class Fleet:
         availability = spec.clients.availability
         self._outages = (read_outage_trace(availability.path, len(world.clients))
                          if isinstance(availability, TraceAvailability) else {})
+        self.satellite_power = _satellite_power(env, world, self.profiles[EDGE])
         self._node_flops: dict[str, float] = {}
         self.node_power: dict[str, tuple[float | None, float | None]] = {}
         self.client_devices: list[str] = []
@@ -122,7 +124,10 @@ class Fleet:
         return slots
 
     def run_job(self, node: str, duration_s: float):
-        """Generator: queue for a slot on ``node``, then hold it for ``duration_s``."""
+        """Generator: queue for a slot on ``node``, then hold it for ``duration_s``; on a
+        satellite with a power system, under its policy (netfl.compute.satellite_power)."""
+        if self.satellite_power is not None and node in self.satellite_power:
+            return self.satellite_power.run(node, duration_s, self.slots(node))
         return self.slots(node).run(duration_s)
 
     # --------------------------------------------------------------------- availability
@@ -180,3 +185,18 @@ def read_outage_trace(path: Path, n_clients: int) -> dict[int, list[tuple[float,
         except ValueError as exc:
             fail(f"client {client}: {exc}")
     return dict(outages)
+
+
+def _satellite_power(env: simpy.Environment, world: World, edge: DeviceProfile):
+    """The satellites' power systems where the LEO world has ``power:`` (None otherwise)."""
+    power = getattr(getattr(world, "spec", None), "power", None)
+    if power is None or not hasattr(world, "satellite_records"):
+        return None
+    if edge.active_w is None:
+        raise ScenarioError([ScenarioProblem(
+            "devices.edge.power", "world.power charges on-board jobs the on-board computer's "
+            "power, and this device has no figure: give devices.edge.power.active",
+            has_value=False)])
+    sats = list(world.edge_servers)
+    return SatellitePowerSystem(env, power, sats, world.satellite_records(sats),
+                                world.spec.start, world.spec.horizon, edge.active_w)

@@ -23,6 +23,7 @@ from netfl.scenario.kinds import builtin_world
 from netfl.scenario.types import (
     Distance,
     Duration,
+    Energy,
     ExistingFile,
     Frequency,
     Gain,
@@ -30,8 +31,10 @@ from netfl.scenario.types import (
     PositiveDistance,
     PositiveDuration,
     Power,
+    Probability,
     Rate,
     Section,
+    Watts,
 )
 from netfl.scenario.world_checks import mobile_common
 
@@ -257,6 +260,50 @@ class Association(Section):
 MAX_PLAN_STEPS = 864_000
 
 
+class SatelliteBattery(Section):
+    """A satellite's battery: ``capacity``, the deepest discharge allowed, charge and discharge
+    efficiencies, and its charge at the start (a fraction of the capacity)."""
+
+    capacity: Energy
+    max_depth_of_discharge: Probability = 0.3
+    eta_charge: Probability = 0.95
+    eta_discharge: Probability = 0.95
+    initial: Probability = 1.0
+
+    @model_validator(mode="after")
+    def _sane(self) -> SatelliteBattery:
+        for name in ("max_depth_of_discharge", "eta_charge", "eta_discharge"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be > 0")
+        if self.initial < 1 - self.max_depth_of_discharge:
+            raise ValueError(f"initial charge {self.initial:g} is below the floor "
+                             f"{1 - self.max_depth_of_discharge:g} (1 - max_depth_of_discharge)")
+        return self
+
+
+class PowerPolicy(Section):
+    """What an on-board job does when the battery is low: ``defer`` waits (bus load only, the
+    array charging in sunlight) until the charge is at least ``min_charge`` of the capacity;
+    ``ignore`` runs at once and the battery pays (an unmet load is reported, not prevented)."""
+
+    kind: Literal["defer", "ignore"] = "defer"
+    min_charge: Probability = 0.8
+
+
+class SatellitePower(Section):
+    """Every satellite's power system (docs/models/energy.md): a solar ``array`` giving its
+    output in full sunlight, a ``bus`` load drawn always, a battery, and the policy for
+    on-board jobs (which draw devices.edge.power.active on top of the bus). Sunlight follows
+    each satellite's SGP4 orbit and a ``shadow`` model on a ``step`` grid."""
+
+    array: Watts
+    bus: Watts
+    battery: SatelliteBattery
+    policy: PowerPolicy = PowerPolicy()
+    shadow: Literal["conical", "cylindrical"] = "conical"
+    step: PositiveDuration = Field(30.0, description="sunlight grid step")
+
+
 @builtin_world
 class LeoWorld(Section):
     """Ground users are clients of the satellites in view; satellites are joined by ISLs
@@ -282,6 +329,7 @@ class LeoWorld(Section):
     rate_update: OrbitalRateUpdate = OrbitalRateUpdate()
     resume_uploads: ResumeUploads = ResumeUploads()
     cache: bool = Field(True, description="cache contact plans on disk")
+    power: SatellitePower | None = None
 
     @model_validator(mode="after")
     def _aware(self) -> LeoWorld:

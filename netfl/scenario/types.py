@@ -79,6 +79,7 @@ Size = Annotated[float, _unit("size"), Field(gt=0, description="bytes")]
 NonNegativeSize = Annotated[float, _unit("size"), Field(ge=0, description="bytes")]
 Flops = Annotated[float, _unit("flops"), Field(gt=0, description="FLOP/s")]
 Watts = Annotated[float, _unit("watts"), Field(ge=0, description="electrical power, W")]
+Energy = Annotated[float, _unit("energy"), Field(gt=0, description="J")]
 Probability = Annotated[float, Field(ge=0, le=1)]
 
 

@@ -16,6 +16,7 @@ distance   metres       mm m km
 speed      m/s          m/s km/h kmh mph
 flops      FLOP/s       FLOPS FLOP/s kFLOPS MFLOPS GFLOPS TFLOPS (and the FLOP/s spellings)
 watts      W            mW W kW (electrical power, linear: "power" is the radio's, in dBm)
+energy     J            J kJ MJ Wh kWh
 ========== ============ =========================================================
 
 A bare number (``0.02`` or ``"0.02"``) is taken in the base unit. Decimal prefixes are powers of
@@ -48,6 +49,7 @@ _FREQUENCY = {"Hz": 1.0, "kHz": _K, "MHz": _M, "GHz": _G}
 _DISTANCE = {"mm": 1e-3, "m": 1.0, "km": 1e3}
 _SPEED = {"m/s": 1.0, "km/h": 1 / 3.6, "kmh": 1 / 3.6, "mph": 0.44704}
 _WATTS = {"mW": 1e-3, "W": 1.0, "kW": _K}
+_ENERGY = {"J": 1.0, "kJ": _K, "MJ": _M, "Wh": 3600.0, "kWh": 3.6e6}
 _FLOPS = {}
 for _prefix, _scale in {"": 1.0, "k": _K, "M": _M, "G": _G, "T": _T}.items():
     _FLOPS[f"{_prefix}FLOPS"] = _scale
@@ -61,7 +63,7 @@ _GAIN = {"dB": lambda x: x, "dBi": lambda x: x}
 DIMENSIONS: dict[str, dict] = {
     "time": _TIME, "rate": _RATE, "size": _SIZE, "frequency": _FREQUENCY, "power": _POWER,
     "gain": _GAIN, "distance": _DISTANCE, "speed": _SPEED, "flops": _FLOPS,
-    "watts": _WATTS,
+    "watts": _WATTS, "energy": _ENERGY,
 }
 
 _QUANTITY = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([^\s\d][^\s]*)?\s*$")

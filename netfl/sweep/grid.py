@@ -61,7 +61,8 @@ UNHASHED_DEFAULTS = (("output", "timeline", False), ("stop", "tolerate_divergenc
                      ("data", "path", None), ("model", "train_flops_per_sample", None))
 # fields added later, anywhere in the tree, hashed only when not None
 UNHASHED_NONE = (("energy",), ("devices", "clients", "power"), ("devices", "edge", "power"),
-                 ("devices", "cloud", "power"), ("devices", "clients", "trace"))
+                 ("devices", "cloud", "power"), ("devices", "clients", "trace"),
+                 ("world", "power"))
 # fields whose default changed without changing results, hashed at their old default so the
 # ids of sweeps made before stay: stop.target_screen_samples was 2000 (one screening subset)
 # before the staged screen made its default None (60% of the test set)

@@ -234,6 +234,10 @@ class OrbitWorld(SatelliteAssociation, World):
         end = self._cover[k][i][1]
         return max(end - t, 0.0) if t < end else 0.0
 
+    def satellite_records(self, sats: list[str]) -> list:
+        """The SGP4 records of ``sats`` (names of edge servers)."""
+        return [self._satrecs[self._index[s]] for s in sats]
+
     def coverage(self, sat: str) -> list[tuple[float, float]]:
         """The intervals in which ``sat`` sees at least one user."""
         return self._cover[self._index[sat]]

@@ -852,3 +852,42 @@ def test_satellite_handovers_count_each_users_change_of_serving_satellite():
     serving = result.events[result.events["kind"] == "serving"]
     changes = result.summary["satellite_handovers"]
     assert changes > 0 and changes == sum(n - 1 for n in serving["client"].value_counts())
+
+
+def test_a_power_budget_defers_on_board_jobs_and_leaves_other_runs_alone(tiny, tmp_path):
+    plain = leo_scenario(tiny)
+    powered = copy.deepcopy(plain)
+    # a satellite whose battery is already below the charge on-board jobs need, at night
+    powered["world"]["start"] = "2026-01-01T14:00:00Z"
+    plain["world"]["start"] = "2026-01-01T14:00:00Z"
+    powered["world"]["power"] = {"array": "80 W", "bus": "40 W",
+                                 "battery": {"capacity": "100 Wh", "initial": 0.75},
+                                 "policy": {"kind": "defer", "min_charge": 0.85}}
+    powered["devices"]["edge"] = {"preset": "jetson-xavier-nx"}
+    plain["devices"]["edge"] = {"preset": "jetson-xavier-nx"}
+    base = run_scenario(plain, write=False)
+    deferred = run_scenario(powered, write=True, out_dir=tmp_path, run_id="run")
+    power = deferred.summary["satellite_power"]
+    assert power["deferrals"] > 0 and power["deferred_s"] > 0 and power["policy"] == "defer"
+    assert 0 < power["eclipse_fraction"]["mean"] < 1
+    assert power["lowest_charge"] >= 0.7 - 1e-9  # the floor: 1 - 0.3
+    assert deferred.summary["rounds"] < base.summary["rounds"]  # waiting for charge
+    table = pd.read_csv(deferred.path / "satellite_power.csv")
+    assert table["deferrals"].sum() == power["deferrals"]
+    assert "satellite_power" not in base.summary
+    ignored = copy.deepcopy(powered)
+    ignored["world"]["power"]["policy"]["kind"] = "ignore"
+    same = run_scenario(ignored, write=False)
+    assert same.summary["satellite_power"]["deferrals"] == 0
+    # ignoring power runs as if there were none
+    assert {k: v for k, v in without_host_time(same.summary).items()
+            if k != "satellite_power"} == without_host_time(base.summary)
+
+
+def test_a_power_budget_needs_the_on_board_computers_power(tiny):
+    scenario = leo_scenario(tiny)
+    scenario["world"]["power"] = {"array": "80 W", "bus": "40 W",
+                                  "battery": {"capacity": "100 Wh"}}
+    scenario["devices"]["edge"] = {"preset": "edge-server-cpu"}
+    with pytest.raises(ScenarioError, match="devices.edge.power"):
+        run_scenario(scenario, write=False)
