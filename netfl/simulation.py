@@ -23,6 +23,7 @@ from netfl.compute.fleet import Fleet
 from netfl.errors import ScenarioError, ScenarioProblem
 from netfl.learn import build_data, build_trainer
 from netfl.network.helper import build_network
+from netfl.results.energy import build_energy_meter
 from netfl.results.event_spool import EventSpool
 from netfl.results.recorder import Recorder
 from netfl.results.run_analysis import RunAnalysis
@@ -158,7 +159,7 @@ class Simulation:
                                      self.trace)
         self.fleet = Fleet(self.env, self.world, scenario.devices, self.streams, self.trace,
                            self.network)
-        self.energy = _energy_meter(scenario, self.world, self.fleet, self.trace)
+        self.energy = build_energy_meter(scenario, self.world, self.fleet, self.trace)
         self.stop_reason: str | None = None
         self.host_time_s = 0.0
         if not with_data:
@@ -272,6 +273,7 @@ class Simulation:
         contact_chart.png for an orbital one: satellites in view and the model's holder."""
         if isinstance(self.world, OrbitWorld):
             from netfl.results.plots import contact_rows, plot_contact_chart
+            from netfl.world.eclipses import world_eclipses
 
             world, now = self.world, self.env.now
             spans = {s: world.coverage(s) for s in world.edge_servers}
@@ -279,7 +281,7 @@ class Simulation:
                                Path(directory) / "contact_chart.png",
                                f"{self.scenario.name}: satellites in view, the model and "
                                f"eclipses", start_holder=self._only_holder(),
-                               eclipses=world.eclipses(contact_rows(spans, now), now))
+                               eclipses=world_eclipses(world, contact_rows(spans, now), now))
             return
         if not isinstance(self.world, RoadWorld):
             return
@@ -398,27 +400,3 @@ class Simulation:
             raise RuntimeError(f"algorithm or world summary keys {sorted(clash)} clash with "
                                f"netfl's")
         return summary | extras
-
-
-def _energy_meter(scenario: Scenario, world, fleet: Fleet, trace: TraceBus):
-    """The run's EnergyMeter where the scenario has an ``energy:`` section (None otherwise:
-    no listener, no cost)."""
-    if scenario.energy is None:
-        return None
-    from netfl.results.energy import TIER_OF_SECTION, EnergyMeter
-
-    radios = {TIER_OF_SECTION[t]: (r.tx, r.rx) for t, r in scenario.energy.radios.items()}
-    nodes = [*world.clients, *world.edge_servers, *([world.cloud] if world.cloud else [])]
-    missing = [ScenarioProblem(f"devices.{section}.power", f"the run counts energy (energy:) "
-                               f"and the {getattr(scenario.devices, section).preset or 'custom'} "
-                               f"device has no power figure: give its active (and idle) power, "
-                               f"e.g. {{active: 6 W, idle: 2 W}}", has_value=False)
-               for section, tier in TIER_OF_SECTION.items()
-               if any(world.tier(n) == tier and fleet.node_power.get(n, (None,))[0] is None
-                      for n in nodes) and fleet.profiles[tier].active_w is None]
-    if missing:
-        raise ScenarioError(missing)
-    return EnergyMeter(trace, world.tier, set(world.clients),
-                       {t: p.active_w for t, p in fleet.profiles.items()},
-                       {t: p.idle_w for t, p in fleet.profiles.items()},
-                       radios, scenario.energy.idle, nodes, fleet.node_power)

@@ -22,6 +22,7 @@ from collections.abc import Callable
 import pandas as pd
 
 from netfl.compute.energy import activity_energy_j, idle_energy_j
+from netfl.errors import ScenarioError, ScenarioProblem
 from netfl.sim.trace import (
     Aggregate,
     Busy,
@@ -165,3 +166,25 @@ class EnergyMeter:
             out[round_] = total - before
             before = total
         return out
+
+
+def build_energy_meter(scenario, world, fleet, trace: TraceBus) -> EnergyMeter | None:
+    """The run's EnergyMeter where the scenario has an ``energy:`` section (None otherwise:
+    no listener, no cost)."""
+    if scenario.energy is None:
+        return None
+    radios = {TIER_OF_SECTION[t]: (r.tx, r.rx) for t, r in scenario.energy.radios.items()}
+    nodes = [*world.clients, *world.edge_servers, *([world.cloud] if world.cloud else [])]
+    missing = [ScenarioProblem(f"devices.{section}.power", f"the run counts energy (energy:) "
+                               f"and the {getattr(scenario.devices, section).preset or 'custom'} "
+                               f"device has no power figure: give its active (and idle) power, "
+                               f"e.g. {{active: 6 W, idle: 2 W}}", has_value=False)
+               for section, tier in TIER_OF_SECTION.items()
+               if any(world.tier(n) == tier and fleet.node_power.get(n, (None,))[0] is None
+                      for n in nodes) and fleet.profiles[tier].active_w is None]
+    if missing:
+        raise ScenarioError(missing)
+    return EnergyMeter(trace, world.tier, set(world.clients),
+                       {t: p.active_w for t, p in fleet.profiles.items()},
+                       {t: p.idle_w for t, p in fleet.profiles.items()},
+                       radios, scenario.energy.idle, nodes, fleet.node_power)

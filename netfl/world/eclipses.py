@@ -90,3 +90,14 @@ def shadow_fraction(sunlight: np.ndarray, seconds: np.ndarray) -> np.ndarray:
     if span <= 0:
         return 1.0 - np.asarray(sunlight)[..., 0]
     return np.trapezoid(1.0 - sunlight, seconds, axis=-1) / span
+
+
+def world_eclipses(world, sats: list[str], t_end_s: float, step_s: float = 20.0
+                   ) -> dict[str, list[tuple[float, float]]]:
+    """Each of an orbital world's satellites ``sats``' intervals in the Earth's shadow (the umbra
+    and the darker half of the penumbra, by a conical shadow) from 0 to ``t_end_s``."""
+    if not sats or t_end_s <= 0:
+        return {}
+    seconds = np.append(np.arange(0.0, t_end_s, step_s), t_end_s)
+    light = sunlight_grid(world.satellite_records(sats), world.spec.start, seconds)
+    return {s: eclipse_intervals(row, seconds) for s, row in zip(sats, light, strict=True)}

@@ -242,19 +242,6 @@ class OrbitWorld(SatelliteAssociation, World):
         """The intervals in which ``sat`` sees at least one user."""
         return self._cover[self._index[sat]]
 
-    def eclipses(self, sats: list[str], t_end_s: float, step_s: float = 20.0
-                 ) -> dict[str, list[tuple[float, float]]]:
-        """Each of ``sats``' intervals in the Earth's shadow (the umbra and the darker half of
-        the penumbra, by a conical shadow) from 0 to ``t_end_s`` (netfl.world.eclipses)."""
-        from netfl.world.eclipses import eclipse_intervals, sunlight_grid
-
-        if not sats or t_end_s <= 0:
-            return {}
-        seconds = np.append(np.arange(0.0, t_end_s, step_s), t_end_s)
-        light = sunlight_grid([self._satrecs[self._index[s]] for s in sats], self.spec.start,
-                              seconds)
-        return {s: eclipse_intervals(row, seconds) for s, row in zip(sats, light, strict=True)}
-
     def window_rows(self, now_s: float) -> pd.DataFrame:
         """windows.csv: every window begun by ``now_s`` (set clipped there), by user and
         satellite (with its constellation name)."""

@@ -31,6 +31,7 @@ from netfl.world import OrbitWorld
 from netfl.world import leo as leo_module
 from netfl.world.base import CLOUD_NAME
 from netfl.world.contact_plan import contact_windows as plan_windows
+from netfl.world.eclipses import world_eclipses
 from netfl.world.leo import (
     build_leo_world,
     grid_isl_pairs,
@@ -185,7 +186,7 @@ def test_infer_planes_joins_a_plane_across_zero_raan():
 
 def test_the_worlds_satellites_eclipses_along_their_orbits(world):
     sats = world.edge_servers[:5]
-    eclipses = world.eclipses(sats, 6000.0)
+    eclipses = world_eclipses(world, sats, 6000.0)
     for sat in sats:
         dark = sum(b - a for a, b in eclipses[sat])
         # 500 km at 80 degrees: at most 38% of a 94.6-minute orbit in shadow, none above beta*
