@@ -42,6 +42,7 @@ from netfl.learn.compress import make_compressor
 from netfl.network.transfer import Network
 from netfl.scenario.sections import Stop
 from netfl.sim.clock import RandomStreams
+from netfl.sim.signals import interrupted
 from netfl.sim.trace import Aggregate, Busy, TraceBus, TrainEnd, TrainStart
 from netfl.world.base import World
 
@@ -118,6 +119,8 @@ class Algorithm(ModelMoves, ClientRounds):
         return self.env.process(process)
 
     def _report_forgotten(self) -> None:
+        if interrupted():  # a signal cut a primitive's call short: the run ends as interrupted
+            raise KeyboardInterrupt("interrupted")
         names = ", ".join(dict.fromkeys(self._forgotten))
         raise SimulationError(
             f"algorithm {self.spec.kind!r} ({type(self).__module__}.{type(self).__qualname__})"

@@ -31,7 +31,7 @@ from netfl.reproduction.render import (
     study_table,
     verdict_rows,
 )
-from netfl.reproduction.verdicts import Verdict
+from netfl.reproduction.verdicts import NOT_RUN, Verdict
 from netfl.sim.clock import format_duration
 
 VERDICTS, HOST_TIME_BLOCK = "verdicts", "host-times"
@@ -59,7 +59,9 @@ def section_block(plan: Plan, out_dir: Path, doc: Path, figures: Path, quick: bo
     verdicts = []
     for study in plan.studies:
         mine = [r for r in runs if r.study.id == study.id]
-        if not mine:
+        if not mine:  # not run in this mode: its findings say so
+            verdicts += [(f, Verdict(NOT_RUN, f"{study.id} is not run here"))
+                         for f in plan.findings if f.study == study.id]
             continue
         results = collect(study, mine)
         seeds = mine[0].seeds

@@ -7,19 +7,29 @@ import signal
 import threading
 from contextlib import contextmanager
 
+_INTERRUPTED = threading.Event()
+
+
+def interrupted() -> bool:
+    """Whether a signal has interrupted this process inside ``signals_interrupt`` (even where
+    its KeyboardInterrupt was swallowed, as in a finalizer)."""
+    return _INTERRUPTED.is_set()
+
 
 @contextmanager
 def signals_interrupt():
-    """SIGTERM and SIGHUP raise KeyboardInterrupt inside the block (in the main thread only,
-    where Python can set handlers); the previous handlers come back after it."""
+    """SIGINT, SIGTERM and SIGHUP raise KeyboardInterrupt inside the block (in the main thread
+    only, where Python can set handlers), and are remembered (``interrupted``); the previous
+    handlers come back after it."""
 
     def interrupt(signum, _frame):
+        _INTERRUPTED.set()
         raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
 
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    names = [n for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n)]
+    names = [n for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)]
     previous = {n: signal.signal(getattr(signal, n), interrupt) for n in names}
     try:
         yield

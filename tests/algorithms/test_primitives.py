@@ -110,6 +110,26 @@ def test_a_primitive_called_without_yield_from_is_an_error_naming_the_algorithm(
         sim.run()
 
 
+def test_a_primitive_dropped_while_a_signal_interrupts_the_run_ends_it_as_interrupted(
+        tiny, monkeypatch):
+    """A signal's KeyboardInterrupt can land between a primitive's call and its 'yield from'
+    (or be swallowed in a finalizer there): that is the signal's doing, not the algorithm's."""
+    import netfl.algorithms.base as base
+
+    sim = Simulation(load_scenario(tiny))
+    algorithm = sim.algorithm
+
+    def forgetful_run(self):
+        self.send(self.world.cloud, self.world.edge_servers[0], 1000)  # cut short by a signal
+        yield from self.wait_idle()
+        self.end_round(1, self.trainer.init_params())
+
+    algorithm.run = types.MethodType(forgetful_run, algorithm)
+    monkeypatch.setattr(base, "interrupted", lambda: True)
+    with pytest.raises(KeyboardInterrupt):
+        sim.run()
+
+
 def test_a_run_that_is_not_a_generator_is_an_error_naming_the_algorithm(tiny):
     sim = Simulation(load_scenario(tiny))
     sim.algorithm.run = types.MethodType(lambda self: None, sim.algorithm)
