@@ -51,6 +51,7 @@ class StudyResults:
     runs: dict[str, dict[str, list[Run]]] = field(default_factory=dict)  # arm -> point -> runs
     folders: dict[str, Path] = field(default_factory=dict)  # arm -> its sweep folder
     planned: dict[str, list[str]] = field(default_factory=dict)  # arm -> its named points
+    expected: dict[str, int] = field(default_factory=dict)  # arm -> runs its plan asks for
 
     def values(self, metric: str) -> dict[str, dict[str, dict[int, float | None]]]:
         """``metric`` per arm, point and seed; None where the run has no value (a target it
@@ -61,6 +62,10 @@ class StudyResults:
 
     def count(self) -> int:
         return sum(len(r) for by_point in self.runs.values() for r in by_point.values())
+
+    def done(self, arm: str) -> int:
+        """How many of ``arm``'s runs are done."""
+        return sum(len(r) for r in self.runs.get(arm, {}).values())
 
 
 def _number(value: object) -> float | None:
@@ -89,6 +94,8 @@ def collect(study: Study, arm_runs: list[ArmRun]) -> StudyResults:
             by_point.setdefault(point, []).append(
                 Run(int(row[SEED]), row, run.folder / str(row["path"])))
         results.folders.setdefault(run.arm.label, run.folder)
+        results.expected[run.arm.label] = (results.expected.get(run.arm.label, 0) + run.seeds
+                                           * math.prod(len(v) for v in run.grid.values()))
         if not run.grid:  # a named point (or none): its row shows before it has run
             results.planned.setdefault(run.arm.label, []).append(run.point)
     return results

@@ -194,6 +194,11 @@ def finding_verdict(finding: Finding, results: StudyResults) -> Verdict:
 
 def _rule_verdict(finding: Finding, results: StudyResults) -> Verdict:
     rule = finding.rule
+    arms = [rule.arm, rule.than] if rule.kind != "lowest" else list(results.arms)
+    waiting = [f"{arm} {results.done(arm)} of {results.expected.get(arm, 0)}" for arm in arms
+               if arm is not None and results.done(arm) < results.expected.get(arm, 0)]
+    if waiting:  # judged only on every run the plan asks for
+        return Verdict(NOT_RUN, f"runs done: {', '.join(waiting)}")
     values = results.values(rule.metric)
     values = {arm: by_point for arm, by_point in values.items() if by_point}
     if rule.kind == "lowest":

@@ -7,6 +7,7 @@ import copy
 import json
 from pathlib import Path
 
+import pandas as pd
 import yaml
 
 from netfl.reproduction.document import rebuild, replace_block
@@ -117,3 +118,28 @@ def test_quick_mode_runs_its_subset_into_its_own_folder(tmp_path):
     [(finding, verdict)] = rebuild(plans, tmp_path / "quick", tmp_path / "quick" / "r.md",
                                    tmp_path / "quick" / "img", quick=True)
     assert verdict.verdict == "not run"
+
+
+def test_a_finding_waits_for_every_run_its_plan_asks_for(tmp_path):
+    from netfl.reproduction.cells import collect
+    from netfl.reproduction.execute import arm_runs
+    from netfl.reproduction.render import finding_verdict
+
+    plans_dir = tmp_path / "plans"
+    plans_dir.mkdir()
+    write_plan(plans_dir)
+    [plan] = load_plans(plans_dir)
+    out = tmp_path / "out"
+    run_plans([plan], out, lambda: LocalExecutor(2))
+    runs = list(arm_runs(plan, out))
+    results = collect(plan.studies[0], runs)
+    assert results.expected == {"Hier": 6, "Flat": 6} and results.done("Flat") == 6
+    # one of Flat's runs lost: the finding is not judged on the five left
+    flat = next(r for r in runs if r.arm.label == "Flat")
+    index = flat.folder / "index.parquet"
+    table = pd.read_parquet(index)
+    table.loc[0, "status"] = "failed"
+    table.to_parquet(index)
+    (flat.folder / "index.csv").unlink()
+    verdict = finding_verdict(plan.findings[0], collect(plan.studies[0], runs))
+    assert verdict.verdict == "not run" and verdict.reason == "runs done: Flat 5 of 6"
