@@ -69,6 +69,11 @@ BENCHMARKS = {
         "Latency-only hierarchical FedAvg and Fed-CHS (fake model, 10 cloud rounds) at growing "
         "client counts: host time and peak memory, and hierarchical FedAvg's rounds in plain "
         "SimPy (nothing but their events, the floor under any simulator on SimPy)."),
+    "bench_energy": (
+        "Energy accounting",
+        "CPU seconds of scenarios/fedchs/short-fedavg.yaml with an energy: section (idle power, "
+        "client and edge radios on) against the same run without, best of the repeats, "
+        "alternating; every other result the same (the goal: a ratio of at most 1.05)."),
     "bench_peers": (
         "Training throughput against peers",
         "One FedAvg workload (Fashion-MNIST, 100 clients, the 784-200-200-10 MLP, 5 local "
