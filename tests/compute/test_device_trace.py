@@ -147,3 +147,31 @@ def test_pickles_that_are_not_plain_data_are_refused(tmp_path):
     (tmp_path / "evil").write_bytes(pickle.dumps(pd.Timestamp(0)))
     with pytest.raises(pickle.UnpicklingError, match="not plain data"):
         load_data_pickle(tmp_path / "evil")
+
+
+def test_the_trace_commands_write_a_valid_trace(tmp_path):
+    from typer.testing import CliRunner
+
+    from netfl.cli import app
+
+    runner = CliRunner()
+    sample = runner.invoke(app, ["trace", "sample", "--out", str(tmp_path / "s"), "--devices",
+                                 "12", "--seed", "3"])
+    assert sample.exit_code == 0, sample.output
+    assert read_device_trace(tmp_path / "s" / "devices.csv",
+                             tmp_path / "s" / "availability.csv").devices.shape[0] == 12
+    (tmp_path / "cap").write_bytes(pickle.dumps({7: {"computation": 40.0,
+                                                     "communication": 800.0}}))
+    (tmp_path / "beh").write_bytes(pickle.dumps({7: {"active": [5], "inactive": [50],
+                                                     "finish_time": 100}}))
+    converted = runner.invoke(app, ["trace", "fedscale", "--capacity", str(tmp_path / "cap"),
+                                    "--behaviour", str(tmp_path / "beh"), "--reference-flops",
+                                    "1.2e6", "--out", str(tmp_path / "f")])
+    assert converted.exit_code == 0, converted.output
+    devices = pd.read_csv(tmp_path / "f" / "devices.csv")
+    assert devices["flops"].item() == pytest.approx(1.2e6 / 0.12)
+    (tmp_path / "evil").write_bytes(pickle.dumps(pd.Timestamp(0)))
+    refused = runner.invoke(app, ["trace", "fedscale", "--capacity", str(tmp_path / "evil"),
+                                  "--reference-flops", "1e6", "--out", str(tmp_path / "x")])
+    assert refused.exit_code == 2 and "not plain data" in refused.output
+    assert not (tmp_path / "x").exists()
