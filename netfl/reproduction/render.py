@@ -282,6 +282,7 @@ def crossover_figure(results: StudyResults, spec: Figure, path: Path) -> bool:
     fig = _figure(figsize=(7.0, 4.2), dpi=110)
     ax = fig.subplots()
     plotted = False
+    curves: dict[str, dict[float, float]] = {}
     for arm in results.arms:
         xs, means, halves, missing = [], [], [], []
         for point, seeds in values.get(arm, {}).items():
@@ -296,6 +297,7 @@ def crossover_figure(results: StudyResults, spec: Figure, path: Path) -> bool:
         if not xs and not missing:
             continue
         order = sorted(range(len(xs)), key=lambda i: xs[i])
+        curves[arm] = {xs[i]: means[i] for i in order}
         line = ax.errorbar([xs[i] for i in order], [means[i] for i in order],
                            yerr=[halves[i] for i in order], marker="o", capsize=3, label=arm)
         if missing:
@@ -305,15 +307,53 @@ def crossover_figure(results: StudyResults, spec: Figure, path: Path) -> bool:
         plotted = True
     if not plotted:
         return False
+    all_means = [m for curve in curves.values() for m in curve.values()]
+    log_y = bool(all_means) and min(all_means) > 0 and max(all_means) / min(all_means) > 30
+    pair = list(curves.values())[:2]
+    for x in crossovers(*pair, log_x=spec.log_x, log_y=log_y) if len(pair) == 2 else []:
+        ax.axvline(x, color="grey", linestyle="--", linewidth=1)
+        ax.annotate(f"crossover\n~{x:.3g}", (x, 0.97), xycoords=("data", "axes fraction"),
+                    ha="center", va="top", fontsize=8, color="grey")
     if spec.log_x:
         ax.set_xscale("log")
-    ax.set_xlabel(spec.x)
+    if log_y:
+        ax.set_yscale("log")  # times that span orders of magnitude
+    ax.set_xlabel(spec.x + (" (bit/s)" if spec.x.endswith("rate") else ""))
     ax.set_ylabel(FORMATS[spec.metric][0] + (" (s)" if spec.metric.endswith("_s") else ""))
-    ax.set_title(f"{results.study.title}: {FORMATS[spec.metric][0]} (x: not reached)")
+    ax.set_title(f"{results.study.title}: {FORMATS[spec.metric][0]} (x: not reached)",
+                 fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.savefig(path, bbox_inches="tight")
     return True
+
+
+def crossovers(first: dict[float, float], second: dict[float, float],
+               log_x: bool = True, log_y: bool = False) -> list[float]:
+    """The x values where two curves (x -> mean) cross: between two neighbouring x that both
+    have, where their difference changes sign, by linear interpolation on the axes as drawn
+    (log x, and log y: the difference of logarithms, where the axes are logarithmic). Pure."""
+    shared = sorted(set(first) & set(second))
+    out = []
+
+    def gap(x: float) -> float:
+        if log_y:
+            return math.log(first[x]) - math.log(second[x])
+        return first[x] - second[x]
+
+    for a, b in zip(shared, shared[1:], strict=False):
+        da, db = gap(a), gap(b)
+        if da == 0:
+            out.append(a)
+        elif da * db < 0:
+            share = da / (da - db)
+            if log_x and a > 0 and b > 0:
+                out.append(math.exp(math.log(a) + share * (math.log(b) - math.log(a))))
+            else:
+                out.append(a + share * (b - a))
+    if shared and first[shared[-1]] == second[shared[-1]] and shared[-1] not in out:
+        out.append(shared[-1])
+    return out
 
 
 def _as_number(text: str) -> float:

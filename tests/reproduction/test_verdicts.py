@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -95,3 +98,20 @@ def test_a_and_b_never_both_beat_each_other(xs, ys):
     assert not (one.verdict == REPRODUCED and other.verdict == REPRODUCED)
     assert not (one.verdict != NOT_REPRODUCED and other.verdict != NOT_REPRODUCED
                 and xs[:n] != ys[:n])
+
+
+def test_crossovers_are_where_the_difference_changes_sign():
+    from netfl.reproduction.render import crossovers
+
+    a = {1.0: 10.0, 10.0: 5.0, 100.0: 1.0}
+    b = {1.0: 6.0, 10.0: 6.0, 100.0: 6.0}
+    [x] = crossovers(a, b, log_x=False)
+    assert x == pytest.approx(1 + (4 / 5) * 9)  # a - b: +4 at 1, -1 at 10
+    [x] = crossovers(a, b, log_x=True)
+    assert x == pytest.approx(10 ** 0.8)
+    assert crossovers(a, {1.0: 20.0, 100.0: 20.0}) == []
+    # on log-log axes: 5300 against 4100 at 2e6, 57 against 66 at 2e8
+    [x] = crossovers({2e6: 5300.0, 2e8: 57.0}, {2e6: 4100.0, 2e8: 66.0}, log_y=True)
+    share = math.log(5300 / 4100) / (math.log(5300 / 4100) - math.log(57 / 66))
+    assert x == pytest.approx(2e6 * 100 ** share) and 3e7 < x < 5e7
+    assert crossovers({1.0: 3.0}, {2.0: 1.0}) == []
