@@ -236,13 +236,11 @@ class Simulation:
 
     def analysis_tables(self) -> dict[str, pd.DataFrame]:
         """rounds.csv, participation.csv, links.csv and, on a road or orbital world,
-        occupancy.csv (netfl.results.run_analysis)."""
+        occupancy.csv (netfl.results.run_analysis); energy.csv and rounds' energy_j where the
+        run counts energy; satellite_power.csv where satellites have a power budget."""
         tables = self.analysis.tables(self.network, self.env.now)
         if self.energy is not None:
-            rounds = tables["rounds"]
-            spent = self.energy.round_energy()
-            rounds["energy_j"] = [spent.get(r) for r in rounds["round"]] if len(rounds) else []
-            tables["energy"] = self.energy.node_table(self.env.now)
+            self.energy.add_tables(tables, self.env.now)
         if self.fleet.satellite_power is not None:
             tables["satellite_power"] = pd.DataFrame(self.fleet.satellite_power.table())
         return tables

@@ -8,6 +8,7 @@ its target has ``None`` for the "to target" metrics. A grid point's name is its 
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from dataclasses import dataclass, field
@@ -38,8 +39,9 @@ class Run:
     row: dict
     folder: Path
 
+    @functools.cached_property
     def summary(self) -> dict:
-        """The run's whole summary.json (the index holds only its scalars)."""
+        """The run's whole summary.json (the index holds only its scalars), read once."""
         return json.loads((self.folder / "summary.json").read_text())
 
 

@@ -87,10 +87,9 @@ def section_block(plan: Plan, out_dir: Path, doc: Path, figures: Path, quick: bo
         for finding in plan.findings:
             if finding.study == study.id:
                 verdicts.append((finding, finding_verdict(finding, results)))
-    mine = [(f, v) for f, v in verdicts]
-    if mine:
+    if verdicts:
         parts.append("#### Verdicts\n")
-        parts.append(verdict_rows(mine) + "\n")
+        parts.append(verdict_rows(verdicts) + "\n")
     if not parts:
         parts.append("Nothing of this section has run yet.\n")
     return "\n".join(parts), verdicts

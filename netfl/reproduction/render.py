@@ -134,7 +134,7 @@ def arm_rounds(results: StudyResults, arm: str) -> ArmRounds | None:
     runs = [r for runs in results.runs.get(arm, {}).values() for r in runs]
     durations, parts, channels, to_target = [], {p: [] for p in PARTS}, {}, []
     for run in runs:
-        summary = run.summary()
+        summary = run.summary
         path = summary.get("round_critical_path") or {}
         if "duration_s" not in path:
             continue

@@ -57,6 +57,11 @@ class EnergyMeter:
         self.per_evaluation: list[float] = []
         self.per_round: dict[int, float] = {}
         self.to_target_j: float | None = None
+        # running sums, so a snapshot costs O(1), not O(nodes): joules charged so far, the
+        # idle power of every node, and each node's busy seconds weighted by its idle power
+        self._charged_j = 0.0
+        self._idle_w_total = sum(self._idle_power(n) or 0.0 for n in nodes) if idle else 0.0
+        self._idle_busy_ws = 0.0
         trace.subscribe(self._on_train_end, TrainEnd)
         trace.subscribe(self._on_aggregate, Aggregate)
         trace.subscribe(self._on_busy, Busy)
@@ -77,9 +82,15 @@ class EnergyMeter:
                              f"device preset has no power figure (docs/models/energy.md)")
         return power
 
+    def _charge(self, node: str, activity: str, joules: float) -> None:
+        self.joules[(node, activity)] += joules
+        self._charged_j += joules
+
     def _work(self, node: str, duration_s: float, activity: str) -> None:
-        self.joules[(node, activity)] += activity_energy_j(self._active(node), duration_s)
+        self._charge(node, activity, activity_energy_j(self._active(node), duration_s))
         self.busy_s[node] += duration_s
+        if self.idle:
+            self._idle_busy_ws += (self._idle_power(node) or 0.0) * duration_s
 
     def _on_train_end(self, r: TrainEnd) -> None:
         self._work(r.node, r.duration_s, "compute")
@@ -98,22 +109,26 @@ class EnergyMeter:
         sender = self.radios.get(self.tier_of(r.u))
         receiver = self.radios.get(self.tier_of(r.v))
         if sender is not None:
-            self.joules[(r.u, "radio_tx")] += activity_energy_j(sender[0], airtime)
+            self._charge(r.u, "radio_tx", activity_energy_j(sender[0], airtime))
         if receiver is not None:
-            self.joules[(r.v, "radio_rx")] += activity_energy_j(receiver[1], airtime)
+            self._charge(r.v, "radio_rx", activity_energy_j(receiver[1], airtime))
 
     # ---------------------------------------------------------------- snapshots
     def total_j(self, now_s: float | None = None) -> float:
-        """Joules so far; with ``now_s`` and idle accounting, the idle energy up to then."""
-        total = sum(self.joules.values())
+        """Joules so far; with ``now_s`` and idle accounting, the idle energy up to then (from
+        running sums: each node's busy time is taken as at most the time elapsed, as it is on
+        a device that runs one job at a time)."""
+        total = self._charged_j
         if self.idle and now_s is not None:
-            total += sum(self._idle_j(node, now_s) for node in self.nodes)
+            total += max(self._idle_w_total * now_s - self._idle_busy_ws, 0.0)
         return total
 
-    def _idle_j(self, node: str, now_s: float) -> float:
+    def _idle_power(self, node: str) -> float | None:
         power = self.node_power.get(node, (None, None))[1]
-        if power is None:
-            power = self.idle_w.get(self.tier_of(node))
+        return self.idle_w.get(self.tier_of(node)) if power is None else power
+
+    def _idle_j(self, node: str, now_s: float) -> float:
+        power = self._idle_power(node)
         if power is None:
             return 0.0
         return idle_energy_j(power, now_s, min(self.busy_s[node], now_s))
@@ -146,9 +161,7 @@ class EnergyMeter:
         table = self.node_table(now_s)
         by_activity = {a: float(table[f"{a}_j"].sum()) for a in ACTIVITIES
                        if a != "idle" or self.idle}
-        rounds = sorted(self.per_round.items())
-        per_round = [b - a for (_r0, a), (_r1, b) in zip([(0, 0.0), *rounds], rounds,
-                                                         strict=False)]
+        per_round = list(self.round_energy().values())
         return {
             "energy_j_total": float(table["total_j"].sum()),
             "energy_j_by_tier": {t: float(v) for t, v in
@@ -158,6 +171,13 @@ class EnergyMeter:
             "energy_j_per_round_p50": (float(pd.Series(per_round).median()) if per_round
                                        else None),
         }
+
+    def add_tables(self, tables: dict[str, pd.DataFrame], now_s: float) -> None:
+        """energy.csv, and rounds.csv's ``energy_j`` (spent in each round), into ``tables``."""
+        rounds = tables["rounds"]
+        spent = self.round_energy()
+        rounds["energy_j"] = [spent.get(r) for r in rounds["round"]] if len(rounds) else []
+        tables["energy"] = self.node_table(now_s)
 
     def round_energy(self) -> dict[int, float]:
         """Joules spent in each round (between the previous round's end and its own)."""

@@ -17,6 +17,7 @@ from pydantic import (
 )
 
 from netfl.scenario.data import DatasetName, DataSpec, SyntheticSpec  # noqa: F401 (re-exported)
+from netfl.scenario.device_parts import DevicePower, DeviceTraceSpec  # noqa: F401
 from netfl.scenario.kinds import builtin_world
 from netfl.scenario.models import (  # noqa: F401 (re-exported: the model section's kinds)
     ArchitectureModel,
@@ -52,7 +53,6 @@ from netfl.scenario.types import (
     Rate,
     Section,
     Size,
-    Watts,
 )
 from netfl.scenario.world_checks import rates_given, runs_on
 from netfl.sim.onoff import check_intervals
@@ -310,14 +310,6 @@ ClientAvailability = Annotated[
 ]
 
 
-class DevicePower(Section):
-    """Electrical power of a device: ``active`` while it computes (training, aggregation, group
-    operations), ``idle`` between jobs (charged only where ``energy.idle`` asks for it)."""
-
-    active: Watts
-    idle: Watts | None = None
-
-
 class DeviceSpec(Section):
     """A compute profile: a preset, or ``flops`` (effective FLOP/s), with optional overrides.
     ``power``: its draw (default: the preset's, where it has one; energy.md)."""
@@ -335,16 +327,6 @@ class DeviceSpec(Section):
         if self.preset is None and self.flops is None:
             raise ValueError("give a preset or flops (effective FLOP/s, e.g. '10 GFLOPS')")
         return self
-
-
-class DeviceTraceSpec(Section):
-    """A population of measured devices, each client drawn one by seed (compute.md, "Device
-    traces"): ``path``, a CSV or Parquet file ``device,flops[,active_w,idle_w]``; ``availability``,
-    an optional one ``device,start_s,end_s`` of the intervals each device is available."""
-
-    path: ExistingFile
-    availability: ExistingFile | None = None
-    with_replacement: bool = False
 
 
 class ClientDevices(DeviceSpec):

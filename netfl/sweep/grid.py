@@ -46,6 +46,7 @@ from netfl.scenario import Scenario
 # keys), so a sweep reads the file and applies overrides with the loader's own steps, keeping
 # its file:line error reports and its resolution of relative paths against the file's folder.
 from netfl.scenario.loader import _apply_overrides, _problems, _read_yaml, remember_origin
+from netfl.sweep.id_compat import as_hashed_before
 from netfl.sweep.parse import (
     LABEL,
     MAX_SWEEP_POINTS,
@@ -57,16 +58,6 @@ from netfl.sweep.parse import (
 )
 
 SEED = "seed"
-UNHASHED_DEFAULTS = (("output", "timeline", False), ("stop", "tolerate_divergence", False),
-                     ("data", "path", None), ("model", "train_flops_per_sample", None))
-# fields added later, anywhere in the tree, hashed only when not None
-UNHASHED_NONE = (("energy",), ("devices", "clients", "power"), ("devices", "edge", "power"),
-                 ("devices", "cloud", "power"), ("devices", "clients", "trace"),
-                 ("world", "power"))
-# fields whose default changed without changing results, hashed at their old default so the
-# ids of sweeps made before stay: stop.target_screen_samples was 2000 (one screening subset)
-# before the staged screen made its default None (60% of the test set)
-HASHED_AS_BEFORE = (("stop", "target_screen_samples", None, 2000),)
 
 
 
@@ -359,21 +350,7 @@ def run_id(params: dict, scenario: Scenario, base_dir: str | Path | None = None,
     resolved = _portable(scenario.model_dump(mode="python"), scenario.model_dump(mode="json"),
                          Path(base_dir).resolve())
     resolved.get("output", {}).pop("dir", None)
-    # fields added later that leave results alone are hashed only when set, so that the ids
-    # of existing sweeps (and their resume) do not change
-    for section, key, default in UNHASHED_DEFAULTS:
-        if key in resolved.get(section, {}) and resolved[section][key] == default:
-            resolved[section].pop(key)
-    for path in UNHASHED_NONE:
-        *parents, key = path
-        holder = resolved
-        for part in parents:
-            holder = holder.get(part) if isinstance(holder, dict) else None
-        if isinstance(holder, dict) and key in holder and holder[key] is None:
-            holder.pop(key)
-    for section, key, default, before in HASHED_AS_BEFORE:
-        if key in resolved.get(section, {}) and resolved[section][key] == default:
-            resolved[section][key] = before
+    as_hashed_before(resolved)
     digest = hashlib.sha256(json.dumps(resolved, sort_keys=True).encode()).hexdigest()[:8]
     parts = [_slug_part(k, v) for k, v in params.items() if not (label and k in (case or {}))]
     if label:
