@@ -158,7 +158,7 @@ class Simulation:
         self.network = build_network(self.env, self.world, scenario.links, self.streams,
                                      self.trace)
         self.fleet = Fleet(self.env, self.world, scenario.devices, self.streams, self.trace,
-                           self.network)
+                           self.network, scenario.energy)
         self.energy = build_energy_meter(scenario, self.world, self.fleet, self.trace)
         self.stop_reason: str | None = None
         self.host_time_s = 0.0
@@ -237,12 +237,15 @@ class Simulation:
     def analysis_tables(self) -> dict[str, pd.DataFrame]:
         """rounds.csv, participation.csv, links.csv and, on a road or orbital world,
         occupancy.csv (netfl.results.run_analysis); energy.csv and rounds' energy_j where the
-        run counts energy; satellite_power.csv where satellites have a power budget."""
+        run counts energy; satellite_power.csv where satellites have a power budget; battery.csv
+        where clients run on batteries."""
         tables = self.analysis.tables(self.network, self.env.now)
         if self.energy is not None:
             self.energy.add_tables(tables, self.env.now)
         if self.fleet.satellite_power is not None:
             tables["satellite_power"] = pd.DataFrame(self.fleet.satellite_power.table())
+        if self.fleet.batteries is not None:
+            tables["battery"] = pd.DataFrame(self.fleet.batteries.table())
         return tables
 
     def plot_rounds(self, directory: Path) -> None:
@@ -391,7 +394,8 @@ class Simulation:
         } | self.analysis.summary(self.network, self.env.now) | (
             self.energy.summary(self.env.now) if self.energy is not None else {}) | (
             self.fleet.satellite_power.summary() if self.fleet.satellite_power is not None
-            else {})
+            else {}) | (self.fleet.batteries.summary() if self.fleet.batteries is not None
+                        else {})
         extras = self.algorithm.summary_extras() | self.world.summary(self.env.now)
         clash = set(extras) & set(summary)
         if clash:

@@ -18,6 +18,7 @@ drawn.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -111,6 +112,24 @@ def battery_step(spec: BatterySpec, charge_wh: float, source_w: float, load_w: f
     available = max(charge_wh - spec.floor_wh, 0.0)
     given = min(drawn, available)
     return BatteryStep(charge_wh - given, 0.0, (drawn - given) * spec.eta_discharge)
+
+
+def time_to_charge_s(spec: BatterySpec, charge_wh: float, target_wh: float, source_w: float,
+                     load_w: float) -> float:
+    """Seconds until the charge, at a constant ``source_w`` in and ``load_w`` out, reaches
+    ``target_wh`` (0 where it is there; infinity where it moves away from it, stands still, or
+    the target lies beyond the clamp it would stop at: above the capacity, below the floor).
+    The inverse of :func:`battery_step` on one segment."""
+    gap_wh = target_wh - charge_wh
+    if abs(gap_wh) <= 1e-12 * spec.capacity_wh:
+        return 0.0
+    if gap_wh > 0:
+        if source_w <= load_w or target_wh > spec.capacity_wh:
+            return math.inf
+        return gap_wh * 3600.0 / ((source_w - load_w) * spec.eta_charge)
+    if load_w <= source_w or target_wh < spec.floor_wh:
+        return math.inf
+    return -gap_wh * 3600.0 * spec.eta_discharge / (load_w - source_w)
 
 
 def battery_trajectory(spec: BatterySpec, start_wh: float, source_w: np.ndarray,

@@ -5,6 +5,8 @@
   once on servers, one on a client; further jobs queue in arrival order.
 * Clients may drop out: random on/off periods or a trace file. A dropped client's links go down
   (its transfers fail) and any training it started before dropping is void.
+* Clients may run on batteries (``client_battery.py``) whose policy is a second reason to be
+  down: a client is up where neither its availability nor its battery holds it down.
 """
 
 from __future__ import annotations
@@ -15,17 +17,19 @@ from pathlib import Path
 
 import simpy
 
+from netfl.compute.client_battery import ClientBatteries
 from netfl.compute.device import DeviceProfile, resolve_profile
 from netfl.compute.device_trace import assign_devices, outages_from_availability, read_device_trace
+from netfl.compute.interval_trace import read_client_intervals
 from netfl.compute.jobs import JobSlots
 from netfl.compute.satellite_power import SatellitePowerSystem
 from netfl.compute.timing import aggregation_time_s, jitter_factor, pick_stragglers, train_time_s
 from netfl.errors import ScenarioError, ScenarioProblem
 from netfl.network.transfer import Network
+from netfl.scenario.energy import EnergySpec
 from netfl.scenario.sections import Devices, DeviceSpec, RandomOnOff, TraceAvailability
 from netfl.sim.clock import RandomStreams
-from netfl.sim.csvfile import csv_rows
-from netfl.sim.onoff import check_intervals, random_onoff, scheduled_onoff
+from netfl.sim.onoff import random_onoff, scheduled_onoff
 from netfl.sim.trace import Dropout, TraceBus
 from netfl.world.base import CLIENT, CLOUD, EDGE, World
 
@@ -34,7 +38,10 @@ class Fleet:
     """Devices of every node in ``world``; built from the scenario's ``devices`` section."""
 
     def __init__(self, env: simpy.Environment, world: World, spec: Devices,
-                 streams: RandomStreams, trace: TraceBus, network: Network):
+                 streams: RandomStreams, trace: TraceBus, network: Network,
+                 energy: EnergySpec | None = None):
+        """``energy``: the scenario's energy section, whose client radio (tx W, rx W) the
+        clients' batteries also power."""
         self.env, self.world, self.spec, self.trace, self.network = env, world, spec, trace, network
         self._streams = streams
         self._node_index = {node: i for i, node in enumerate(world.graph.nodes)}
@@ -54,6 +61,7 @@ class Fleet:
                         self._slowdown[node] = stragglers.slowdown
         self._slots: dict[str, JobSlots] = {}
         self._up: dict[str, bool] = defaultdict(lambda: True)
+        self._held_down: dict[str, set[str]] = defaultdict(set)  # node -> reasons it is down
         self._last_down_s: dict[str, float] = {}
         availability = spec.clients.availability
         self._outages = (read_outage_trace(availability.path, len(world.clients))
@@ -64,6 +72,9 @@ class Fleet:
         self.client_devices: list[str] = []
         if spec.clients.trace is not None:
             self._draw_devices(spec.clients.trace, streams)
+        radio = energy.radios.get("clients") if energy is not None else None
+        self.batteries = (self._batteries(spec.clients.battery, radio and (radio.tx, radio.rx))
+                          if spec.clients.battery is not None else None)
 
     # ----------------------------------------------------------------------- profiles
 
@@ -86,6 +97,25 @@ class Fleet:
             if str(device["device"]) in trace.available:
                 self._outages[index] = outages_from_availability(
                     trace.available[str(device["device"])])
+
+    def _batteries(self, spec, radio) -> ClientBatteries:
+        """The clients' batteries, each powering its device's own figures (a traced device's,
+        else the tier's)."""
+        profile, power = self.profiles[CLIENT], {}
+        for client in self.world.clients:
+            active, idle = self.node_power.get(client, (None, None))
+            active = profile.active_w if active is None else active
+            idle = (profile.idle_w if idle is None else idle) or 0.0
+            if active is None:
+                raise ScenarioError([ScenarioProblem(
+                    "devices.clients.power", "a battery powers the client's computing, and "
+                    f"the {self.spec.clients.preset or 'custom'} device has no power figure: "
+                    "give its active (and idle) power, e.g. {active: 6 W, idle: 1 W}",
+                    has_value=False)])
+            power[client] = (active, idle)
+        return ClientBatteries(self.env, spec, list(self.world.clients), power, radio,
+                               self._streams, self.trace,
+                               lambda node, allowed: self._hold(node, "battery", not allowed))
 
     def flops(self, node: str) -> float:
         """The node's effective FLOP/s: its traced device's, or its tier's profile's."""
@@ -128,6 +158,8 @@ class Fleet:
         satellite with a power system, under its policy (netfl.compute.satellite_power)."""
         if self.satellite_power is not None and node in self.satellite_power:
             return self.satellite_power.run(node, duration_s, self.slots(node))
+        if self.batteries is not None and node in self.batteries:
+            return self.batteries.run(node, duration_s, self.slots(node))
         return self.slots(node).run(duration_s)
 
     # --------------------------------------------------------------------- availability
@@ -145,8 +177,18 @@ class Fleet:
         self.network.set_node_state(node, up)
         self.trace.emit(Dropout(time_s=self.env.now, node=node, up=up))
 
+    def _hold(self, node: str, reason: str, down: bool) -> None:
+        """Hold ``node`` down for ``reason`` (availability, battery), or release that hold;
+        it is up where nothing holds it."""
+        held = self._held_down[node]
+        if down:
+            held.add(reason)
+        else:
+            held.discard(reason)
+        self.set_up(node, not held)
+
     def start(self) -> None:
-        """Start client availability processes (random on/off, or a trace)."""
+        """Start client availability processes (random on/off, or a trace) and batteries."""
         availability = self.spec.clients.availability
         if isinstance(availability, RandomOnOff):
             for index, client in enumerate(self.world.clients):
@@ -156,35 +198,17 @@ class Fleet:
         for index, intervals in self._outages.items():
             client = self.world.clients[index]
             self.env.process(scheduled_onoff(self.env, intervals, self._setter(client)))
+        if self.batteries is not None:
+            self.batteries.start()
 
     def _setter(self, node: str):
-        return lambda up: self.set_up(node, up)
+        return lambda up: self._hold(node, "availability", not up)
 
 
 def read_outage_trace(path: Path, n_clients: int) -> dict[int, list[tuple[float, float]]]:
     """Read a ``client,down_s,up_s`` CSV into sorted, checked outage intervals per client."""
-    field = "devices.clients.availability.path"
-
-    def fail(message: str):
-        raise ScenarioError([ScenarioProblem(field, message, has_value=False, source=str(path))])
-
-    outages: dict[int, list[tuple[float, float]]] = defaultdict(list)
-    for row_number, row in csv_rows(path, {"client", "down_s", "up_s"}, fail):
-        try:
-            client, down, up = int(row["client"]), float(row["down_s"]), float(row["up_s"])
-        except (TypeError, ValueError):
-            fail(f"row {row_number}: expected integer client and numeric down_s, up_s: {row}")
-        if not 0 <= client < n_clients:
-            fail(f"row {row_number}: client {client} is not in 0..{n_clients - 1}")
-        if not (math.isfinite(down) and math.isfinite(up)):
-            fail(f"row {row_number}: down_s and up_s must be finite numbers: {row}")
-        outages[client].append((down, up))
-    for client, intervals in outages.items():
-        try:
-            outages[client] = check_intervals(intervals)
-        except ValueError as exc:
-            fail(f"client {client}: {exc}")
-    return dict(outages)
+    return read_client_intervals(path, n_clients, "devices.clients.availability.path",
+                                 "down_s", "up_s")
 
 
 def _satellite_power(env: simpy.Environment, world: World, edge: DeviceProfile):

@@ -17,7 +17,11 @@ from pydantic import (
 )
 
 from netfl.scenario.data import DatasetName, DataSpec, SyntheticSpec  # noqa: F401 (re-exported)
-from netfl.scenario.device_parts import DevicePower, DeviceTraceSpec  # noqa: F401
+from netfl.scenario.device_parts import (  # noqa: F401
+    ClientBattery,
+    DevicePower,
+    DeviceTraceSpec,
+)
 from netfl.scenario.kinds import builtin_world
 from netfl.scenario.models import (  # noqa: F401 (re-exported: the model section's kinds)
     ArchitectureModel,
@@ -332,6 +336,7 @@ class DeviceSpec(Section):
 class ClientDevices(DeviceSpec):
     availability: ClientAvailability = AlwaysUp()
     trace: DeviceTraceSpec | None = None
+    battery: ClientBattery | None = None
 
     @model_validator(mode="after")
     def _one_availability(self) -> ClientDevices:
