@@ -30,7 +30,13 @@ from pathlib import Path
 import numpy as np
 import simpy
 
-from netfl.compute.energy import BatterySpec, battery_step, time_to_charge_s
+from netfl.compute.energy import (
+    BatterySpec,
+    FixedRadio,
+    LteUePower,
+    battery_step,
+    time_to_charge_s,
+)
 from netfl.compute.interval_trace import read_client_intervals
 from netfl.sim.clock import RandomStreams
 from netfl.sim.trace import HopEnd, TraceBus
@@ -64,11 +70,12 @@ class ClientBatteryState:
 
 class ClientBatteries:
     """The batteries of ``clients``; ``power``: each client's (active W, idle W);
-    ``radio``: the clients' radio (tx W, rx W) or None; ``set_allowed(client, allowed)``: how
+    ``radio``: the clients' radio (``netfl.compute.energy.FixedRadio`` or ``LteUePower``) or
+    None; ``set_allowed(client, allowed)``: how
     the policy's verdict reaches the fleet's availability."""
 
     def __init__(self, env: simpy.Environment, spec, clients: list[str],
-                 power: dict[str, tuple[float, float]], radio: tuple[float, float] | None,
+                 power: dict[str, tuple[float, float]], radio: FixedRadio | LteUePower | None,
                  streams: RandomStreams, trace: TraceBus,
                  set_allowed: Callable[[str, bool], None]):
         self.env, self.spec, self.clients = env, spec, clients
@@ -190,10 +197,10 @@ class ClientBatteries:
 
     def _on_hop(self, r: HopEnd) -> None:
         airtime_s = r.time_s - r.start_s
-        for node, power_w in ((r.u, self.radio[0]), (r.v, self.radio[1])):
+        for node, joules in ((r.u, self.radio.tx_j), (r.v, self.radio.rx_j)):
             state = self.states.get(node)
-            if state is not None and power_w > 0 and airtime_s > 0:
-                wh = power_w * airtime_s / WH
+            if state is not None and airtime_s > 0:
+                wh = joules(airtime_s, r.wire_bytes) / WH
                 state.radio_wh += wh
                 self._draw_wh(state, wh)
                 self._changed(node)

@@ -7,7 +7,8 @@ its simulated duration (joules = watts x seconds)::
     idle         E = P_idle * (t_span - t_busy)       (where idle accounting is asked for)
     radio        E = P_tx * t_air (sender) + P_rx * t_air (receiver)
     LTE (UE)     P = alpha_up * r_up + alpha_down * r_down + beta   (Huang et al., MobiSys 2012:
-                 a throughput-based model; rates in Mbit/s, powers in W)
+                 a throughput-based model; rates in Mbit/s, powers in W; energy.radios'
+                 ``kind: lte-throughput``)
 
 A battery integrates power over steps of the time grid: charging stores ``eta_charge`` of what
 flows in, discharging takes ``1 / eta_discharge`` of what flows out, and the state of charge stays
@@ -44,8 +45,25 @@ def radio_energy_j(airtime_s: float, tx_w: float, rx_w: float) -> tuple[float, f
 
 
 @dataclass(frozen=True)
+class FixedRadio:
+    """A radio drawing ``tx_w`` while it sends and ``rx_w`` while it receives."""
+
+    tx_w: float
+    rx_w: float
+
+    def tx_j(self, airtime_s: float, nbytes: float) -> float:
+        """Joules of sending ``nbytes`` over ``airtime_s``."""
+        return activity_energy_j(self.tx_w, airtime_s)
+
+    def rx_j(self, airtime_s: float, nbytes: float) -> float:
+        """Joules of receiving ``nbytes`` over ``airtime_s``."""
+        return activity_energy_j(self.rx_w, airtime_s)
+
+
+@dataclass(frozen=True)
 class LteUePower:
-    """Huang et al.'s linear LTE UE power model, in W per Mbit/s and W."""
+    """Huang et al.'s linear LTE UE power model, in W per Mbit/s and W: the draw at an uplink
+    rate r_up and a downlink rate r_down is alpha_up r_up + alpha_down r_down + beta."""
 
     alpha_up_w_per_mbps: float
     alpha_down_w_per_mbps: float
@@ -57,12 +75,26 @@ class LteUePower:
 
     def transfer_energy_j(self, nbytes: float, duration_s: float, uplink: bool) -> float:
         """Joules of moving ``nbytes`` in ``duration_s`` one way (the throughput the model
-        takes is the transfer's mean rate)."""
+        takes is the transfer's mean rate): alpha x 8 nbytes / 1e6 + beta x duration."""
         if duration_s <= 0:
             return 0.0
         mbps = nbytes * 8 / duration_s / 1e6
         up, down = (mbps, 0.0) if uplink else (0.0, mbps)
         return self.power_w(up, down) * duration_s
+
+    def tx_j(self, airtime_s: float, nbytes: float) -> float:
+        return self.transfer_energy_j(nbytes, airtime_s, uplink=True)
+
+    def rx_j(self, airtime_s: float, nbytes: float) -> float:
+        return self.transfer_energy_j(nbytes, airtime_s, uplink=False)
+
+
+def radio_model(spec) -> FixedRadio | LteUePower:
+    """The radio of an ``energy.radios`` entry: fixed powers, or LTE's by throughput."""
+    if getattr(spec, "kind", None) == "lte-throughput":
+        return LteUePower(spec.alpha_up_mw_per_mbps / 1e3, spec.alpha_down_mw_per_mbps / 1e3,
+                          spec.beta)
+    return FixedRadio(spec.tx, spec.rx)
 
 
 @dataclass(frozen=True)

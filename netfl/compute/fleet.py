@@ -20,6 +20,7 @@ import simpy
 from netfl.compute.client_battery import ClientBatteries
 from netfl.compute.device import DeviceProfile, resolve_profile
 from netfl.compute.device_trace import assign_devices, outages_from_availability, read_device_trace
+from netfl.compute.energy import radio_model
 from netfl.compute.interval_trace import read_client_intervals
 from netfl.compute.jobs import JobSlots
 from netfl.compute.satellite_power import SatellitePowerSystem
@@ -40,8 +41,8 @@ class Fleet:
     def __init__(self, env: simpy.Environment, world: World, spec: Devices,
                  streams: RandomStreams, trace: TraceBus, network: Network,
                  energy: EnergySpec | None = None):
-        """``energy``: the scenario's energy section, whose client radio (tx W, rx W) the
-        clients' batteries also power."""
+        """``energy``: the scenario's energy section, whose client radio the clients'
+        batteries also power."""
         self.env, self.world, self.spec, self.trace, self.network = env, world, spec, trace, network
         self._streams = streams
         self._node_index = {node: i for i, node in enumerate(world.graph.nodes)}
@@ -73,7 +74,7 @@ class Fleet:
         if spec.clients.trace is not None:
             self._draw_devices(spec.clients.trace, streams)
         radio = energy.radios.get("clients") if energy is not None else None
-        self.batteries = (self._batteries(spec.clients.battery, radio and (radio.tx, radio.rx))
+        self.batteries = (self._batteries(spec.clients.battery, radio and radio_model(radio))
                           if spec.clients.battery is not None else None)
 
     # ----------------------------------------------------------------------- profiles

@@ -21,7 +21,13 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from netfl.compute.energy import activity_energy_j, idle_energy_j
+from netfl.compute.energy import (
+    FixedRadio,
+    LteUePower,
+    activity_energy_j,
+    idle_energy_j,
+    radio_model,
+)
 from netfl.errors import ScenarioError, ScenarioProblem
 from netfl.sim.trace import (
     Aggregate,
@@ -42,11 +48,11 @@ class EnergyMeter:
     """Joules per node and activity. ``active_w``/``idle_w``: per tier (client, edge, cloud),
     None where unknown (a tier without an active figure that does work is an error, raised when
     the work happens); ``node_power``: a traced device's own figures, before its tier's;
-    ``radios``: tier -> (tx W, rx W)."""
+    ``radios``: tier -> its radio (``netfl.compute.energy.FixedRadio`` or ``LteUePower``)."""
 
     def __init__(self, trace: TraceBus, tier_of: Callable[[str], str], clients: set[str],
                  active_w: dict[str, float | None], idle_w: dict[str, float | None],
-                 radios: dict[str, tuple[float, float]], idle: bool, nodes: list[str],
+                 radios: dict[str, FixedRadio | LteUePower], idle: bool, nodes: list[str],
                  node_power: dict[str, tuple[float | None, float | None]] | None = None):
         self.tier_of, self.clients = tier_of, clients
         self.node_power = node_power or {}  # a traced device's own (active, idle) W
@@ -109,9 +115,9 @@ class EnergyMeter:
         sender = self.radios.get(self.tier_of(r.u))
         receiver = self.radios.get(self.tier_of(r.v))
         if sender is not None:
-            self._charge(r.u, "radio_tx", activity_energy_j(sender[0], airtime))
+            self._charge(r.u, "radio_tx", sender.tx_j(airtime, r.wire_bytes))
         if receiver is not None:
-            self._charge(r.v, "radio_rx", activity_energy_j(receiver[1], airtime))
+            self._charge(r.v, "radio_rx", receiver.rx_j(airtime, r.wire_bytes))
 
     # ---------------------------------------------------------------- snapshots
     def total_j(self, now_s: float | None = None) -> float:
@@ -193,7 +199,7 @@ def build_energy_meter(scenario, world, fleet, trace: TraceBus) -> EnergyMeter |
     no listener, no cost)."""
     if scenario.energy is None:
         return None
-    radios = {TIER_OF_SECTION[t]: (r.tx, r.rx) for t, r in scenario.energy.radios.items()}
+    radios = {TIER_OF_SECTION[t]: radio_model(r) for t, r in scenario.energy.radios.items()}
     nodes = [*world.clients, *world.edge_servers, *([world.cloud] if world.cloud else [])]
     missing = [ScenarioProblem(f"devices.{section}.power", f"the run counts energy (energy:) "
                                f"and the {getattr(scenario.devices, section).preset or 'custom'} "

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Tag, ValidationError
 
 from netfl.errors import ScenarioError, ScenarioProblem
 from netfl.scenario.extension_fields import ExtensionInvalid, ExtensionUnusable
@@ -338,6 +338,8 @@ def _walk(loc: tuple, root: type[BaseModel] = Scenario
             parent_model = current
             field = current.model_fields.get(part) if isinstance(part, str) else None
             current = field.annotation if field else None
+        elif typing.get_origin(current) is dict:  # a mapping's key: its values' type
+            current = typing.get_args(current)[1]
         elif typing.get_origin(current) in (list, tuple) and isinstance(part, int):
             args = typing.get_args(current)
             current = args[0] if typing.get_origin(current) is list else (
@@ -364,17 +366,23 @@ def _is_union(tp: object) -> bool:
 
 
 def _union_members(tp: object) -> list | None:
+    """A union's members, each still wearing its ``Tag`` where a callable discriminator
+    chooses between them."""
     tp = _strip(tp)
     if not _is_union(tp):
         return None
-    return [_strip(m) for m in typing.get_args(tp)]
+    return list(typing.get_args(tp))
 
 
-def _tags_of(model: object) -> list:
-    """The ``kind`` values a model accepts (a Literal may list several)."""
+def _tags_of(member: object) -> list:
+    """The ``kind`` values a union member accepts: its ``Tag`` (a callable discriminator's
+    label, e.g. a section whose kind may be left out), and its ``kind`` Literal's values."""
+    tags = [m.tag for m in getattr(member, "__metadata__", ()) if isinstance(m, Tag)]
+    model = _strip(member)
     if isinstance(model, type) and issubclass(model, BaseModel) and "kind" in model.model_fields:
-        return list(typing.get_args(model.model_fields["kind"].annotation))
-    return []
+        tags += [t for t in typing.get_args(model.model_fields["kind"].annotation)
+                 if t not in tags]
+    return tags
 
 
 def _tags(union: object) -> list:
@@ -384,4 +392,4 @@ def _tags(union: object) -> list:
 def variants(annotation: object) -> list[tuple[str, type[BaseModel]]]:
     """The (kind, model) pairs a ``kind``-chosen field accepts (one model may take several)."""
     members = _union_members(annotation) or [_strip(annotation)]
-    return [(tag, m) for m in members for tag in _tags_of(m)]
+    return [(tag, _strip(m)) for m in members for tag in _tags_of(m)]

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from netfl.compute.client_battery import ClientBatteries
-from netfl.compute.energy import BatterySpec, battery_step, time_to_charge_s
+from netfl.compute.energy import BatterySpec, FixedRadio, battery_step, time_to_charge_s
 from netfl.compute.jobs import JobSlots
 from netfl.errors import ScenarioError
 from netfl.runner import run_scenario
@@ -113,7 +113,7 @@ def test_charging_policy_follows_the_charger():
 
 
 def test_a_hops_radio_energy_is_drawn_at_its_end_and_can_cross_the_threshold():
-    bench = Bench(radio=(2.0, 1.0), policy={"kind": "threshold", "min_charge": 0.5})
+    bench = Bench(radio=FixedRadio(2.0, 1.0), policy={"kind": "threshold", "min_charge": 0.5})
     bench.trace.emit(_hop("c0", "e0", 9.0))
     state = bench.batteries.states["c0"]
     assert state.radio_wh * 3600 == pytest.approx(18.0)  # 2 W x 9 s of airtime

@@ -73,6 +73,26 @@ def test_radio_energy_is_power_times_airtime_of_access_hops(tmp_path):
     assert up > 0 and down > 0
 
 
+def test_lte_radio_energy_follows_the_throughput_model(tmp_path):
+    """Huang et al.'s model per access hop of a client: alpha x its bits (Mbit) + beta x its
+    airtime, alpha_up where the client sends, alpha_down where it receives."""
+    lte = {"kind": "lte-throughput", "alpha_up_mw_per_mbps": 400.0,
+           "alpha_down_mw_per_mbps": 50.0, "beta": "1.2 W"}
+    result = run(scenario({"radios": {"clients": lte}}), tmp_path)
+    hops = result.events[result.events["kind"] == "hop_end"]
+    clients = {f"c{i}" for i in range(TINY["world"]["clients"])}
+    up, down = hops[hops["u"].isin(clients)], hops[hops["v"].isin(clients)]
+
+    def joules(hops, alpha_w_per_mbps):
+        return (alpha_w_per_mbps * hops["wire_bytes"] * 8 / 1e6
+                + 1.2 * (hops["time_s"] - hops["start_s"])).sum()
+
+    by = result.summary["energy_j_by_activity"]
+    assert by["radio_tx"] == pytest.approx(joules(up, 0.4))
+    assert by["radio_rx"] == pytest.approx(joules(down, 0.05))
+    assert len(up) and len(down)
+
+
 def test_idle_energy_and_the_snapshots(tmp_path):
     data = scenario({"idle": True})
     data["output"]["plots"] = True

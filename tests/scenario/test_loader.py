@@ -45,6 +45,19 @@ def test_misspelt_key_names_the_allowed_keys_and_the_closest(tiny):
     assert any(p.path == "world.clients" and "missing" in p.message for p in found)
 
 
+def test_keys_inside_a_mapping_of_sections_name_that_section(tiny):
+    """A misspelt key under ``energy.radios.<tier>`` lists the radio's keys, not the energy
+    section's, and no branch label of its union shows in the path."""
+    tiny["devices"]["clients"]["power"] = {"active": "2 W"}
+    tiny["devices"]["edge"] = {"flops": "1 GFLOPS", "power": {"active": "2 W"}}
+    tiny["energy"] = {"radios": {"edge": {"tx": "1 W", "rxx": "2 W"},
+                                 "clients": {"kind": "lte"}}}
+    found = {p.path: p for p in problems(tiny)}
+    assert "allowed keys: tx, rx" in found["energy.radios.edge.rxx"].message
+    assert "did you mean 'rx'" in found["energy.radios.edge.rxx"].message
+    assert "'fixed', 'lte-throughput'" in found["energy.radios.clients.kind"].message
+
+
 def test_bad_unit_names_the_units(tiny):
     tiny["links"]["access"]["rate"] = "10 Mbs"
     p = only(tiny)
