@@ -4,7 +4,6 @@ meter (two independent accounts of the same joules)."""
 
 from __future__ import annotations
 
-import copy
 import math
 
 import pandas as pd
@@ -17,12 +16,13 @@ from netfl.compute.client_battery import ClientBatteries
 from netfl.compute.energy import BatterySpec, FixedRadio, battery_step, time_to_charge_s
 from netfl.compute.jobs import JobSlots
 from netfl.errors import ScenarioError
-from netfl.runner import run_scenario
 from netfl.scenario import load_scenario
 from netfl.scenario.device_parts import ClientBattery
 from netfl.sim.clock import RandomStreams
 from netfl.sim.trace import HopEnd, TraceBus
 from tests.conftest import TINY
+from tests.results.test_energy import run
+from tests.results.test_energy import scenario as energy_scenario
 
 # ------------------------------------------------------------------ time_to_charge_s (pure)
 
@@ -140,22 +140,11 @@ def test_ignore_never_changes_availability():
 
 
 def scenario(battery: dict | None, energy: dict | None = None) -> dict:
-    data = copy.deepcopy(TINY)
-    data["stop"] = {"target_accuracy": 0.3}
-    data["output"] = {"plots": False}
-    data["devices"] = {"clients": {"flops": "1 GFLOPS",
-                                   "power": {"active": "2 W", "idle": "500 mW"}},
-                       "edge": {"flops": "10 GFLOPS", "power": {"active": "10 W"}},
-                       "cloud": {"preset": "server-gpu"}}
+    """test_energy's scenario (2 W active and 0.5 W idle clients), on batteries."""
+    data = energy_scenario(energy)
     if battery is not None:
         data["devices"]["clients"]["battery"] = battery
-    if energy is not None:
-        data["energy"] = energy
     return data
-
-
-def run(data: dict, tmp_path):
-    return run_scenario(load_scenario(data), out_dir=tmp_path)
 
 
 def test_a_battery_under_ignore_changes_no_result(tmp_path):
