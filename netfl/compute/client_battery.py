@@ -35,6 +35,7 @@ from netfl.compute.energy import (
     FixedRadio,
     LteUePower,
     battery_step,
+    draw_at_once,
     time_to_charge_s,
 )
 from netfl.compute.interval_trace import read_client_intervals
@@ -127,10 +128,8 @@ class ClientBatteries:
     def _draw_wh(self, state: ClientBatteryState, wh: float) -> None:
         """Take ``wh`` at once (a hop's radio energy), down to the floor; the rest is unmet."""
         self._advance(state)
-        given = min(wh / self.battery.eta_discharge, max(state.charge_wh - self.battery.floor_wh,
-                                                         0.0))
-        state.charge_wh -= given
-        state.unmet_wh += wh - given * self.battery.eta_discharge
+        state.charge_wh, unmet = draw_at_once(self.battery, state.charge_wh, wh)
+        state.unmet_wh += unmet
         state.lowest_wh = min(state.lowest_wh, state.charge_wh)
 
     # ---------------------------------------------------------------- changes

@@ -146,6 +146,19 @@ def battery_step(spec: BatterySpec, charge_wh: float, source_w: float, load_w: f
     return BatteryStep(charge_wh - given, 0.0, (drawn - given) * spec.eta_discharge)
 
 
+def draw_at_once(spec: BatterySpec, charge_wh: float, wh: float) -> tuple[float, float]:
+    """(charge after, unmet Wh) of taking ``wh`` from the battery in one go (a hop's radio
+    energy): ``wh / eta_discharge`` leaves it, down to the floor; what the floor holds back is
+    unmet."""
+    if wh < 0:
+        raise ValueError(f"energy drawn must be >= 0, not {wh}")
+    needed = wh / spec.eta_discharge
+    available = max(charge_wh - spec.floor_wh, 0.0)
+    if needed <= available:
+        return charge_wh - needed, 0.0
+    return charge_wh - available, wh - available * spec.eta_discharge
+
+
 def time_to_charge_s(spec: BatterySpec, charge_wh: float, target_wh: float, source_w: float,
                      load_w: float) -> float:
     """Seconds until the charge, at a constant ``source_w`` in and ``load_w`` out, reaches

@@ -42,7 +42,7 @@ class Fleet:
                  streams: RandomStreams, trace: TraceBus, network: Network,
                  energy: EnergySpec | None = None):
         """``energy``: the scenario's energy section, whose client radio the clients'
-        batteries also power."""
+        batteries also power, and whose edge radio the satellites' batteries."""
         self.env, self.world, self.spec, self.trace, self.network = env, world, spec, trace, network
         self._streams = streams
         self._node_index = {node: i for i, node in enumerate(world.graph.nodes)}
@@ -68,6 +68,10 @@ class Fleet:
         self._outages = (read_outage_trace(availability.path, len(world.clients))
                          if isinstance(availability, TraceAvailability) else {})
         self.satellite_power = _satellite_power(env, world, self.profiles[EDGE])
+        satellite_radio = energy.radios.get("edge") if energy is not None else None
+        if self.satellite_power is not None and satellite_radio is not None:
+            self.satellite_power.listen_to_radios(trace, set(world.clients),
+                                                  radio_model(satellite_radio))
         self._node_flops: dict[str, float] = {}
         self.node_power: dict[str, tuple[float | None, float | None]] = {}
         self.client_devices: list[str] = []

@@ -4,7 +4,9 @@
 Each satellite's sunlight is computed once, on the ``step`` grid along its SGP4 orbit, up to the
 contact plan's horizon (netfl.world.eclipses); its battery is integrated lazily, step by step,
 with the array's output times the sunlit fraction coming in and the bus load plus its running
-on-board jobs going out (netfl.compute.energy.battery_step). Before an on-board job the policy
+on-board jobs going out (netfl.compute.energy.battery_step); where the scenario gives the edge
+tier a radio (``energy.radios.edge``), each hop between a client and the satellite takes its
+radio energy from the battery as the hop ends. Before an on-board job the policy
 decides: ``defer`` waits until the charge, with the bus load alone, reaches ``min_charge`` of the
 capacity (the wait is found by integrating ahead); ``ignore`` runs at once. A job's load counts
 from its start until it ends (queueing for the on-board computer included).
@@ -19,7 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 import simpy
 
-from netfl.compute.energy import BatterySpec, battery_step
+from netfl.compute.energy import BatterySpec, battery_step, draw_at_once
+from netfl.sim.trace import HopEnd, TraceBus
 from netfl.world.eclipses import sunlight_grid
 
 WH = 3600.0  # joules per watt-hour
@@ -37,6 +40,7 @@ class BatteryState:
     unmet_wh: float = 0.0
     deferrals: int = 0
     deferred_s: float = 0.0
+    radio_wh: float = 0.0
 
 
 class SatellitePowerSystem:
@@ -105,6 +109,33 @@ class SatellitePowerSystem:
             t = end
         return max(self.grid[-1] - self.env.now, 0.0)
 
+    def draw_radio(self, node: str, joules: float) -> None:
+        """Take a hop's radio energy from ``node``'s battery at once (down to its floor; the
+        rest is unmet), as the hop ends."""
+        state = self.states[node]
+        self.charge_wh(node)
+        wh = joules / WH
+        state.charge_wh, unmet = draw_at_once(self.battery, state.charge_wh, wh)
+        state.unmet_wh += unmet
+        state.radio_wh += wh
+        state.lowest_wh = min(state.lowest_wh, state.charge_wh)
+
+    def listen_to_radios(self, trace: TraceBus, clients: set[str], radio) -> None:
+        """Draw ``radio``'s energy (``netfl.compute.energy.FixedRadio`` or ``LteUePower``) for
+        every hop between a client and a satellite, as the energy meter charges it: the
+        satellite's receive energy on an uplink hop, its transmit energy on a downlink one."""
+
+        def on_hop(r: HopEnd) -> None:
+            airtime_s = r.time_s - r.start_s
+            if airtime_s <= 0:
+                return
+            if r.v in self.states and r.u in clients:
+                self.draw_radio(r.v, radio.rx_j(airtime_s, r.wire_bytes))
+            elif r.u in self.states and r.v in clients:
+                self.draw_radio(r.u, radio.tx_j(airtime_s, r.wire_bytes))
+
+        trace.subscribe(on_hop, HopEnd)
+
     # ------------------------------------------------------------------- jobs
     def run(self, node: str, duration_s: float, slots) -> Generator:
         """An on-board job under the policy: (defer: wait for charge), then draw ``job_w``
@@ -153,9 +184,10 @@ class SatellitePowerSystem:
 
     def table(self) -> list[dict]:
         """satellite_power.csv: per satellite its eclipse fraction, deferrals, deferred seconds,
-        lowest and final charge (fractions of the capacity), unmet Wh."""
+        radio Wh (where the energy section gives the edge tier a radio), lowest and final charge
+        (fractions of the capacity), unmet Wh."""
         capacity = self.battery.capacity_wh
         return [{"satellite": n, "eclipse_fraction": self._eclipse_fraction(s),
-                 "deferrals": s.deferrals, "deferred_s": s.deferred_s,
+                 "deferrals": s.deferrals, "deferred_s": s.deferred_s, "radio_wh": s.radio_wh,
                  "lowest_charge": s.lowest_wh / capacity, "final_charge": s.charge_wh / capacity,
                  "unmet_wh": s.unmet_wh} for n, s in self.states.items()]

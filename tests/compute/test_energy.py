@@ -13,6 +13,7 @@ from netfl.compute.energy import (
     activity_energy_j,
     battery_step,
     battery_trajectory,
+    draw_at_once,
     idle_energy_j,
     radio_energy_j,
 )
@@ -84,3 +85,13 @@ def test_energy_is_conserved_and_the_charge_stays_in_bounds(steps, eta_in, eta_o
     trajectory = battery_trajectory(spec, 50.0, np.array([s for s, _ in steps]),
                                     np.array([c for _, c in steps]), dt)
     assert trajectory[-1] == pytest.approx(charge)
+
+
+def test_draw_at_once_by_hand():
+    spec = BatterySpec(10.0, max_depth_of_discharge=0.5, eta_discharge=0.8)
+    assert draw_at_once(spec, 9.0, 2.0) == pytest.approx((6.5, 0.0))  # 2 / 0.8 leaves
+    # 4 Wh above the 5 Wh floor give 3.2 Wh; 0.8 Wh of the 4 asked for is unmet
+    assert draw_at_once(spec, 9.0, 4.0) == pytest.approx((5.0, 0.8))
+    assert draw_at_once(spec, 9.0, 0.1)[1] == 0.0  # exactly: no rounding dust as "unmet"
+    with pytest.raises(ValueError):
+        draw_at_once(spec, 9.0, -1.0)

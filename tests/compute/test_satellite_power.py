@@ -70,3 +70,14 @@ def test_a_deferred_job_runs_once_charged_and_draws_its_power():
     # during the job 80 - 40 - 15 = 25 W net: 10 min store 25 x 0.9 / 6 Wh
     before = 50.0 + 36.0 * state.deferred_s / 3600.0
     assert state.charge_wh == pytest.approx(before + 25.0 * 0.9 / 6.0, abs=1e-6)
+
+
+def test_a_hops_radio_energy_comes_out_of_the_battery_at_once():
+    env, power = system(np.zeros(3 * 60 + 1), initial=0.9)
+    env.run(until=1800.0)
+    power.draw_radio("e0", 7200.0)  # 2 Wh at 30 min: 90 - 20 (bus) - 2
+    state = power.states["e0"]
+    assert state.charge_wh == pytest.approx(68.0) and state.radio_wh == pytest.approx(2.0)
+    power.draw_radio("e0", 3600.0 * 30)  # 30 Wh, and only 18 above the 50 Wh floor
+    assert state.charge_wh == pytest.approx(50.0)
+    assert state.unmet_wh == pytest.approx(12.0)

@@ -885,6 +885,23 @@ def test_a_power_budget_defers_on_board_jobs_and_leaves_other_runs_alone(tiny, t
             if k != "satellite_power"} == without_host_time(base.summary)
 
 
+def test_satellites_batteries_pay_their_radios_as_the_energy_meter_counts_them(tiny, tmp_path):
+    scenario = leo_scenario(tiny)
+    scenario["world"]["power"] = {"array": "80 W", "bus": "40 W", "policy": {"kind": "ignore"},
+                                  "battery": {"capacity": "100 Wh"}}
+    scenario["devices"]["edge"] = {"preset": "jetson-xavier-nx"}
+    scenario["devices"]["clients"]["power"] = {"active": "5 W"}
+    scenario["energy"] = {"radios": {"edge": {"tx": "13 W", "rx": "1.2 W"}}}
+    scenario["output"] = {"plots": False}
+    result = run_scenario(scenario, write=True, out_dir=tmp_path, run_id="run")
+    sats = pd.read_csv(result.path / "satellite_power.csv")
+    energy = pd.read_csv(result.path / "energy.csv")
+    edge = energy[energy["tier"] == "edge"]
+    radio_j = (edge["radio_tx_j"] + edge["radio_rx_j"]).sum()
+    assert radio_j > 0
+    assert sats["radio_wh"].sum() * 3600 == pytest.approx(radio_j)
+
+
 def test_a_power_budget_needs_the_on_board_computers_power(tiny):
     scenario = leo_scenario(tiny)
     scenario["world"]["power"] = {"array": "80 W", "bus": "40 W",
