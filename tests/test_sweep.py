@@ -207,6 +207,35 @@ def test_index_lists_every_run_with_parameters_and_summary(tmp_path):
     assert not list((tmp_path / "out").glob(".index*"))  # no temporary file left behind
 
 
+def test_seed_ranks_count_each_points_seeds_in_order(tmp_path):
+    from netfl.sweep.runner import seed_ranks
+
+    sweep = load_sweep(write_scenario(tmp_path), grid=["algorithm.local_steps=1,2"], seeds=3)
+    assert [p.params["seed"] for p in sweep.points] == [1, 2, 3, 1, 2, 3]
+    assert seed_ranks(sweep.points) == [0, 1, 2, 0, 1, 2]
+
+
+def test_runs_go_seed_by_seed_across_the_sweeps_of_a_batch(tmp_path):
+    """Every point's first seed starts before any point's second, across all the sweeps run
+    together, so a batch stopped part-way leaves every point at one seed."""
+    from netfl.sweep.runner import Observer, run_sweeps
+
+    first = load_sweep(write_scenario(tmp_path), grid=["algorithm.local_steps=1,2"], seeds=2)
+    other_dir = tmp_path / "other"
+    other_dir.mkdir()
+    second = load_sweep(write_scenario(other_dir), grid=["algorithm.local_steps=3"], seeds=2)
+    seeds = {p.run_id: p.params["seed"] for p in (*first.points, *second.points)}
+    started: list[str] = []
+
+    class Order(Observer):
+        def run_started(self, run_id: str) -> None:
+            started.append(run_id)
+
+    run_sweeps([(first, tmp_path / "a"), (second, tmp_path / "b")], LocalExecutor(workers=1),
+               Order())
+    assert [seeds[r] for r in started] == [1, 1, 1, 2, 2, 2]
+
+
 def test_a_failing_run_is_reported_and_the_others_finish(tmp_path):
     # 1 kB of client memory passes the schema but cannot hold the model: that run fails
     path = write_scenario(tmp_path)

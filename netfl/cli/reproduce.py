@@ -48,6 +48,35 @@ class ReproductionProgress:
             self._current.interrupted()
 
 
+def _hours(seconds: float | None) -> str:
+    return "?" if seconds is None else f"{seconds / 3600:.1f} h"
+
+
+def show_status(plans, folder: Path, quick: bool, workers: int | None) -> None:
+    """The table of ``netfl reproduce --status``."""
+    from rich.table import Table
+
+    from netfl.reproduction.status import reproduction_status
+    from netfl.sim.cores import available_cores
+
+    rows = reproduction_status(plans, folder, quick)
+    table = Table(title=f"reproduction in {folder}")
+    for column in ("section", "study", "runs done", "host time", "estimated left"):
+        table.add_column(column, justify="left" if column in ("section", "study") else "right")
+    for row in rows:
+        table.add_row(row.section, row.study, f"{row.done} of {row.planned}",
+                      _hours(row.host_done_s), _hours(row.left_s))
+    out.print(table)
+    lefts = [row.left_s for row in rows]
+    left = None if any(v is None for v in lefts) else sum(lefts)
+    n = workers or available_cores()
+    out.print(f"done: {sum(r.done for r in rows)} of {sum(r.planned for r in rows)} runs, "
+              f"{_hours(sum(r.host_done_s for r in rows))} of host time; left: about "
+              f"{_hours(left)} of host time, {_hours(None if left is None else left / n)} "
+              f"on {n} worker(s) (from the median host time of the nearest done runs; '?' "
+              f"where none has run)")
+
+
 def reproduce(
     sections: list[str] = typer.Argument(None, help="Sections to run (default: all plans)."),
     quick: bool = typer.Option(False, "--quick", help="The short scenarios, 2 seeds: minutes, "
@@ -64,6 +93,9 @@ def reproduce(
                                        "per core."),
     address: str | None = typer.Option(None, "--address", help="A running Dask scheduler."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
+    status: bool = typer.Option(False, "--status", help="Run nothing, rebuild nothing: per "
+                                "study the runs done, their host time and an estimate of the "
+                                "rest."),
 ) -> None:
     """Run the reproduction's sweeps (resuming: finished runs are kept) and rebuild the
     document's generated blocks. Exit 1 if a run failed, 2 for an invalid plan."""
@@ -81,6 +113,9 @@ def reproduce(
         if kind not in ("local", "dask"):
             raise NetflError(f"--executor {kind!r}: choose local or dask")
         plans = load_plans(plans_dir, sections or None)
+        if status:
+            show_status(plans, folder, quick, workers)
+            return
         if not tables_only:
             def make_executor():
                 return (LocalExecutor(workers) if kind == "local"

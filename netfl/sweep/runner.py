@@ -36,7 +36,7 @@ import pandas as pd
 from netfl.errors import NetflError
 from netfl.results.store import check_writable, is_complete, remove_stale_temporaries
 from netfl.sim.signals import signals_interrupt
-from netfl.sweep.grid import Point, Sweep
+from netfl.sweep.grid import SEED, Point, Sweep
 from netfl.sweep.task import (
     DIE_ONCE_ENV,
     DONE,
@@ -161,6 +161,18 @@ def run_sweeps(jobs: list[tuple[Sweep, str | Path]], executor=None,
     return [results[i] for i in range(len(jobs))]
 
 
+def seed_ranks(points: list[Point]) -> list[int]:
+    """Each point's rank among the points that differ from it only in ``seed`` (0 for the
+    first of them, 1 for the next...), in the sweep's order."""
+    seen: dict[str, int] = {}
+    ranks = []
+    for point in points:
+        key = repr([(k, v) for k, v in point.params.items() if k != SEED])
+        ranks.append(seen.get(key, 0))
+        seen[key] = ranks[-1] + 1
+    return ranks
+
+
 def _run_batch(batch: list[tuple[Sweep, Path]], executor, observer: Observer
                ) -> list[SweepResult]:
     for _sweep, out_dir in batch:
@@ -177,17 +189,22 @@ def _run_batch(batch: list[tuple[Sweep, Path]], executor, observer: Observer
             _remove_leftovers(out_dir)
             _write_json(out_dir / SWEEP_FILE, _sweep_json(sweep, out_dir, executor))
             mine: dict[str, dict] = {}
-            for point in sweep.points:
+            for point, rank in zip(sweep.points, seed_ranks(sweep.points), strict=True):
                 owner[point.run_id] = (index, point)
                 path = run_dir(out_dir, point)
                 if is_complete(path):
                     mine[point.run_id] = index_row(point, out_dir, DONE, read_summary(path))
                     continue
                 mine[point.run_id] = index_row(point, out_dir, PENDING)
-                tasks.append(RunTask(point.run_id, point.scenario, str(out_dir / "runs"),
-                                     str(log_path(out_dir, point.run_id)), die_once=die_once))
+                tasks.append((rank, RunTask(point.run_id, point.scenario, str(out_dir / "runs"),
+                                            str(log_path(out_dir, point.run_id)),
+                                            die_once=die_once)))
             rows.append(mine)
             write_index(out_dir, list(mine.values()))
+        # seed by seed across the whole batch (a stable sort): every point's first seed runs
+        # before any point's second, so a batch stopped part-way leaves every point at one
+        # seed, not some points at all of theirs and others at none
+        tasks = [task for _rank, task in sorted(tasks, key=lambda pair: pair[0])]
         total = sum(len(s.points) for s, _d in batch)
         reused = [len(s.points) - sum(t.run_id in r for t in tasks) for (s, _d), r
                   in zip(batch, rows, strict=True)]
