@@ -242,10 +242,7 @@ class Simulation:
         tables = self.analysis.tables(self.network, self.env.now)
         if self.energy is not None:
             self.energy.add_tables(tables, self.env.now)
-        if self.fleet.satellite_power is not None:
-            tables["satellite_power"] = pd.DataFrame(self.fleet.satellite_power.table())
-        if self.fleet.batteries is not None:
-            tables["battery"] = pd.DataFrame(self.fleet.batteries.table())
+        tables.update({name: pd.DataFrame(rows) for name, rows in self.fleet.power_tables()})
         return tables
 
     def plot_rounds(self, directory: Path) -> None:
@@ -393,9 +390,7 @@ class Simulation:
             "world_notes": list(self.world.notes),
         } | self.analysis.summary(self.network, self.env.now) | (
             self.energy.summary(self.env.now) if self.energy is not None else {}) | (
-            self.fleet.satellite_power.summary() if self.fleet.satellite_power is not None
-            else {}) | (self.fleet.batteries.summary() if self.fleet.batteries is not None
-                        else {})
+            self.fleet.power_summary())
         extras = self.algorithm.summary_extras() | self.world.summary(self.env.now)
         clash = set(extras) & set(summary)
         if clash:

@@ -167,6 +167,20 @@ class Fleet:
             return self.batteries.run(node, duration_s, self.slots(node))
         return self.slots(node).run(duration_s)
 
+    def power_summary(self) -> dict:
+        """summary.json's ``satellite_power`` and ``client_battery``, where there are any."""
+        out = {}
+        for system in (self.satellite_power, self.batteries):
+            if system is not None:
+                out |= system.summary()
+        return out
+
+    def power_tables(self) -> list[tuple[str, list[dict]]]:
+        """(file name, rows): satellite_power.csv, battery.csv, where there are any."""
+        return [(name, system.table()) for name, system in
+                (("satellite_power", self.satellite_power), ("battery", self.batteries))
+                if system is not None]
+
     # --------------------------------------------------------------------- availability
 
     def dropped_since(self, node: str, since_s: float) -> bool:
