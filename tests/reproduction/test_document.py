@@ -44,7 +44,7 @@ findings:
 
 
 def write_plan(folder: Path) -> Path:
-    (folder / "scenarios").mkdir()
+    (folder / "scenarios").mkdir(parents=True)
     for name, kind in (("scenarios/hier.yaml", "hier-fedavg"), ("scenarios/flat.yaml", "fedavg")):
         scenario = copy.deepcopy(TINY)
         scenario["algorithm"] = {**scenario["algorithm"], "kind": kind, "rounds": 8}
@@ -65,9 +65,7 @@ def test_replace_block_keeps_the_prose_around_it():
 
 
 def test_a_plan_runs_resumes_and_rebuilds_its_document(tmp_path):
-    plans_dir = tmp_path / "plans"
-    plans_dir.mkdir()
-    write_plan(plans_dir)
+    plans_dir = write_plan(tmp_path / "plans")
     plans = load_plans(plans_dir)
     out = tmp_path / "out"
     results = run_plans(plans, out, lambda: LocalExecutor(1))
@@ -109,9 +107,7 @@ def test_a_plan_runs_resumes_and_rebuilds_its_document(tmp_path):
 
 
 def test_quick_mode_runs_its_subset_into_its_own_folder(tmp_path):
-    plans_dir = tmp_path / "plans"
-    plans_dir.mkdir()
-    write_plan(plans_dir)
+    plans_dir = write_plan(tmp_path / "plans")
     plans = load_plans(plans_dir)
     results = run_plans(plans, tmp_path / "quick", lambda: LocalExecutor(1), quick=True)
     assert [(run.arm.label, len(r.rows)) for run, r in results] == [("Hier", 2)]
@@ -125,9 +121,7 @@ def test_a_finding_waits_for_every_run_its_plan_asks_for(tmp_path):
     from netfl.reproduction.execute import arm_runs
     from netfl.reproduction.render import finding_verdict
 
-    plans_dir = tmp_path / "plans"
-    plans_dir.mkdir()
-    write_plan(plans_dir)
+    plans_dir = write_plan(tmp_path / "plans")
     [plan] = load_plans(plans_dir)
     out = tmp_path / "out"
     run_plans([plan], out, lambda: LocalExecutor(2))

@@ -25,9 +25,7 @@ def test_estimate_takes_the_nearest_level_with_done_runs():
 
 
 def test_status_counts_runs_and_estimates_the_missing_ones(tmp_path):
-    plans_dir = tmp_path / "plans"
-    plans_dir.mkdir()
-    write_plan(plans_dir)
+    plans_dir = write_plan(tmp_path / "plans")
     [plan] = load_plans(plans_dir)
     out = tmp_path / "out"
     assert reproduction_status([plan], out)[0].left_s is None  # nothing ran: no basis
@@ -54,9 +52,7 @@ def test_the_status_command_prints_the_table_and_runs_nothing(tmp_path):
 
     from netfl.cli import app
 
-    plans_dir = tmp_path / "plans"
-    plans_dir.mkdir()
-    write_plan(plans_dir)
+    plans_dir = write_plan(tmp_path / "plans")
     out = tmp_path / "out"
     result = CliRunner(env={"COLUMNS": "200"}).invoke(app, [
         "reproduce", "--status", "--plans", str(plans_dir), "--out", str(out), "--workers", "2"])
