@@ -130,7 +130,9 @@ def reproduce(
                           f"rerun the same command to resume")
                 raise typer.Exit(130) from None
             failed = sum(len(r.failed) for _run, r in results)
-        verdicts = rebuild(plans, folder, document, figures, quick)
+        # the whole page, whichever sections ran: its verdict table spans every paper
+        every = load_plans(plans_dir) if sections else plans
+        verdicts = rebuild(every, folder, document, figures, quick)
     except NetflError as exc:
         raise fail(exc) from None
     out.print(f"{document}: {len(verdicts)} findings")

@@ -60,3 +60,25 @@ def test_the_status_command_prints_the_table_and_runs_nothing(tmp_path):
     text = " ".join(result.output.split())  # rich wraps lines
     assert "0 of 12" in text and "on 2 worker(s)" in text
     assert not out.exists()  # nothing ran, nothing written
+
+
+def test_rebuilding_one_section_keeps_every_papers_verdicts(tmp_path):
+    """``netfl reproduce SECTION --tables-only`` rebuilds the whole page: the verdict table
+    keeps the findings of the sections not named."""
+    from typer.testing import CliRunner
+
+    from netfl.cli import app
+
+    plans_dir = write_plan(tmp_path / "plans")
+    other = (plans_dir / "tiny.yaml").read_text().replace("section: tiny", "section: other")
+    (plans_dir / "other.yaml").write_text(other.replace("claim: Hier reaches",
+                                                        "claim: Other Hier reaches"))
+    doc = tmp_path / "page.md"
+    doc.write_text("# Page\n")
+    result = CliRunner(env={"COLUMNS": "200"}).invoke(app, [
+        "reproduce", "tiny", "--tables-only", "--plans", str(plans_dir), "--out",
+        str(tmp_path / "out"), "--doc", str(doc)])
+    assert result.exit_code == 0, result.output
+    verdicts = doc.read_text().split("<!-- reproduction:verdicts -->")[1]
+    assert "| Other Hier reaches the target sooner" in verdicts  # the section not named
+    assert "| Hier reaches the target sooner" in verdicts
