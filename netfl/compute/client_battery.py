@@ -70,10 +70,10 @@ class ClientBatteryState:
 
 
 class ClientBatteries:
-    """The batteries of ``clients``; ``power``: each client's (active W, idle W);
-    ``radio``: the clients' radio (``netfl.compute.energy.FixedRadio`` or ``LteUePower``) or
-    None; ``set_allowed(client, allowed)``: how
-    the policy's verdict reaches the fleet's availability."""
+    """The batteries of ``clients``. ``power``: each client's (active W, idle W); ``radio``:
+    the clients' radio (``netfl.compute.energy.FixedRadio`` or ``LteUePower``), or None;
+    ``set_allowed(client, allowed)``: how the policy's verdict reaches the fleet's
+    availability."""
 
     def __init__(self, env: simpy.Environment, spec, clients: list[str],
                  power: dict[str, tuple[float, float]], radio: FixedRadio | LteUePower | None,
