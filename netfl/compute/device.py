@@ -93,3 +93,13 @@ def resolve_profile(spec: DeviceSpec) -> DeviceProfile:
         else base.idle_w,
         "power given in the scenario" if power is not None else base.power_basis,
     )
+
+
+def no_power_figure(section: str, preset: str | None, why: str):
+    """The problem of a ``devices.<section>`` device without the power figure ``why`` needs
+    (energy counting, a battery): it names the field and says what to give."""
+    from netfl.errors import ScenarioProblem
+
+    return ScenarioProblem(f"devices.{section}.power", f"{why}, and the {preset or 'custom'} "
+                           f"device has no power figure: give its active (and idle) power, "
+                           f"e.g. {{active: 6 W, idle: 1 W}}", has_value=False)

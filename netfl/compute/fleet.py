@@ -18,7 +18,7 @@ from pathlib import Path
 import simpy
 
 from netfl.compute.client_battery import ClientBatteries
-from netfl.compute.device import DeviceProfile, resolve_profile
+from netfl.compute.device import DeviceProfile, no_power_figure, resolve_profile
 from netfl.compute.device_trace import assign_devices, outages_from_availability, read_device_trace
 from netfl.compute.energy import radio_model
 from netfl.compute.interval_trace import read_client_intervals
@@ -112,11 +112,9 @@ class Fleet:
             active = profile.active_w if active is None else active
             idle = (profile.idle_w if idle is None else idle) or 0.0
             if active is None:
-                raise ScenarioError([ScenarioProblem(
-                    "devices.clients.power", "a battery powers the client's computing, and "
-                    f"the {self.spec.clients.preset or 'custom'} device has no power figure: "
-                    "give its active (and idle) power, e.g. {active: 6 W, idle: 1 W}",
-                    has_value=False)])
+                raise ScenarioError([no_power_figure(
+                    "clients", self.spec.clients.preset,
+                    "a battery powers the client's computing")])
             power[client] = (active, idle)
         return ClientBatteries(self.env, spec, list(self.world.clients), power, radio,
                                self._streams, self.trace,

@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
+from netfl.compute.device import no_power_figure
 from netfl.compute.energy import (
     FixedRadio,
     LteUePower,
@@ -28,7 +29,7 @@ from netfl.compute.energy import (
     idle_energy_j,
     radio_model,
 )
-from netfl.errors import ScenarioError, ScenarioProblem
+from netfl.errors import ScenarioError
 from netfl.sim.trace import (
     Aggregate,
     Busy,
@@ -201,10 +202,8 @@ def build_energy_meter(scenario, world, fleet, trace: TraceBus) -> EnergyMeter |
         return None
     radios = {TIER_OF_SECTION[t]: radio_model(r) for t, r in scenario.energy.radios.items()}
     nodes = [*world.clients, *world.edge_servers, *([world.cloud] if world.cloud else [])]
-    missing = [ScenarioProblem(f"devices.{section}.power", f"the run counts energy (energy:) "
-                               f"and the {getattr(scenario.devices, section).preset or 'custom'} "
-                               f"device has no power figure: give its active (and idle) power, "
-                               f"e.g. {{active: 6 W, idle: 2 W}}", has_value=False)
+    missing = [no_power_figure(section, getattr(scenario.devices, section).preset,
+                               "the run counts energy (energy:)")
                for section, tier in TIER_OF_SECTION.items()
                if any(world.tier(n) == tier and fleet.node_power.get(n, (None,))[0] is None
                       for n in nodes) and fleet.profiles[tier].active_w is None]
