@@ -3,9 +3,12 @@
 A finding compares arms on one metric at every grid point of a study. At one point, arm A beats
 arm B when A's mean is better; runs that never reached the target count as worse than any run
 that did (an arm none of whose runs reached it is worst). The comparison is **significant** when
-the paired differences over the seeds both arms share (common random numbers: the same world and
-data at one seed) have a 95% interval that excludes 0, or when A reached the target at every
-seed and B at none.
+the paired comparison over the seeds both arms share (common random numbers: the same world and
+data at one seed) has a 95% interval that excludes no change, or when A reached the target at
+every seed and B at none. The paired comparison is the log ratio ln(A/B) for costs (lower is
+better: rounds, steps, time, bits to a target), whose seed effect multiplies every algorithm alike
+(a seed that halves one arm's rounds halves the others'), and the difference A - B for
+accuracies (higher is better), whose seed effect adds.
 
 * ``reproduced``: the claim holds, significantly, at every point (and a ``ratio`` claim by at
   least its factor);
@@ -20,7 +23,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from netfl.results.intervals import paired_difference, t_interval
+from netfl.results.intervals import Interval, paired_difference, paired_log_ratio, t_interval
 
 REPRODUCED = "reproduced"
 DIRECTION = "reproduced in direction only"
@@ -52,6 +55,15 @@ def _reached(values: Seeds) -> list[float]:
     return [v for v in values.values() if v is not None]
 
 
+def paired_change(a: Seeds, b: Seeds, higher_is_better: bool) -> Interval:
+    """A against B over the seeds where both reached the target: ln(A/B) for a cost whose paired
+    values are all positive, else A - B (see module)."""
+    both = [(a[s], b[s]) for s in a if a[s] is not None and b.get(s) is not None]
+    if not higher_is_better and all(x > 0 and y > 0 for x, y in both):
+        return paired_log_ratio(a, b)
+    return paired_difference(a, b)
+
+
 def compare(point: str, a: Seeds, b: Seeds, name_a: str, name_b: str,
             higher_is_better: bool = False) -> Comparison:
     """A against B at one point, over their seeds (None: target not reached)."""
@@ -71,7 +83,7 @@ def compare(point: str, a: Seeds, b: Seeds, name_a: str, name_b: str,
     sign = -1.0 if higher_is_better else 1.0
     fewer_reached = len(reached_a) < len(a) and len(reached_b) == len(b)
     better = sign * (mean_a - mean_b) < 0 and not fewer_reached
-    paired = paired_difference(a, b)
+    paired = paired_change(a, b, higher_is_better)
     significant = paired.excludes_zero and (sign * paired.mean < 0) == better
     ratio = (mean_b / mean_a) if mean_a else None
     if higher_is_better and ratio:

@@ -78,6 +78,25 @@ def paired_difference(values: Mapping[object, float | None],
     return t_interval(pairs)
 
 
+def paired_log_ratio(values: Mapping[object, float | None],
+                     baseline: Mapping[object, float | None]) -> Interval:
+    """The mean of ``ln(values[s] / baseline[s])`` over the seeds ``s`` where both have a
+    positive number, with its paired-t 95% interval (``exp`` of its ends bounds the geometric
+    mean ratio). For positive metrics whose seed effect multiplies every algorithm alike (rounds,
+    time, bits to a target), where differences would carry the seed's scale. Raises ValueError
+    on a value <= 0: it has no logarithm, and dropping it would hide a run."""
+    pairs = []
+    for seed, value in values.items():
+        other = baseline.get(seed)
+        if value is None or other is None or math.isnan(value) or math.isnan(other):
+            continue
+        if value <= 0 or other <= 0:
+            raise ValueError(f"seed {seed}: a log ratio needs positive values, got "
+                             f"{value!r} and {other!r}")
+        pairs.append(math.log(float(value) / float(other)))
+    return t_interval(pairs)
+
+
 def format_interval(interval: Interval, fmt: Callable[[float], str], sign: bool = False,
                     show_n: bool = False) -> str:
     """``mean ± half`` as text (``fmt`` formats each number; ``sign`` puts + before a positive

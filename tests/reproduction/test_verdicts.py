@@ -18,6 +18,7 @@ from netfl.reproduction.verdicts import (
     lowest,
     within,
 )
+from netfl.results.intervals import paired_difference
 
 
 def test_a_consistent_win_over_seeds_is_reproduced():
@@ -39,6 +40,24 @@ def test_a_loss_at_one_point_is_not_reproduced_and_names_it():
     verdict = less(values, "A", "B")
     assert verdict.verdict == NOT_REPRODUCED
     assert verdict.reason.startswith("p2:") and "p1" not in verdict.reason
+
+
+def test_a_cost_is_compared_by_its_log_ratio_so_a_seed_that_scales_every_arm_does_not_hide_it():
+    # A needs half of B's rounds at every seed, and the seeds scale both 10-fold: differences
+    # -30, -60, -6 spread too wide for an interval at n = 3; the log ratios are ln(1/2) each
+    a, b = {1: 30.0, 2: 60.0, 3: 6.0}, {1: 60.0, 2: 120.0, 3: 12.0}
+    assert not paired_difference(a, b).excludes_zero
+    assert compare("", a, b, "A", "B").significant
+    mixed = compare("", {1: 10.0, 2: 35.0, 3: 15.0}, {1: 60.0, 2: 40.0, 3: 30.0}, "A", "B")
+    assert mixed.better and not mixed.significant
+
+
+def test_an_accuracy_is_compared_by_its_difference():
+    # accuracies: the same log-scale spread would be significant; differences +0.01, -0.02, +0.05
+    # are not
+    a, b = {1: 0.81, 2: 0.78, 3: 0.85}, {1: 0.80, 2: 0.80, 3: 0.80}
+    c = compare("", a, b, "A", "B", higher_is_better=True)
+    assert c.better and not c.significant
 
 
 def test_not_reaching_the_target_is_worse_than_reaching_it():

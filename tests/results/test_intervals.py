@@ -71,3 +71,13 @@ def test_paired_uses_only_seeds_both_have():
     diff = paired_difference({1: 2.0, 2: 5.0, 3: None, 4: 1.0}, {1: 1.0, 2: 3.0, 3: 0.0, 5: 9.0})
     assert diff.n == 2 and diff.mean == pytest.approx(1.5)
     assert paired_difference({1: 1.0}, {2: 1.0}).n == 0
+
+
+def test_paired_log_ratio_is_the_mean_log_of_the_ratios_at_shared_seeds():
+    from netfl.results.intervals import paired_log_ratio
+
+    interval = paired_log_ratio({1: 20.0, 2: 40.0, 3: None, 4: 8.0}, {1: 10.0, 2: 20.0, 3: 5.0})
+    assert interval.n == 2 and interval.mean == pytest.approx(math.log(2.0))
+    assert interval.half == 0.0
+    with pytest.raises(ValueError, match="seed 1: a log ratio needs positive values"):
+        paired_log_ratio({1: 0.0}, {1: 3.0})
