@@ -64,7 +64,8 @@ def section_block(plan: Plan, out_dir: Path, doc: Path, figures: Path, quick: bo
                          for f in plan.findings if f.study == study.id]
             continue
         results = collect(study, mine)
-        seeds = mine[0].seeds
+        counts = sorted({run.seeds for run in mine})
+        seeds = f"{counts[0]}-{counts[-1]}" if len(counts) > 1 else str(counts[0])
         parts.append(f"#### {study.title}\n")
         settings = (f", {len(study.points)} settings" if study.points else "")
         parts.append(f"{results.count()} runs done ({len(study.arms)} arms{settings}, {seeds} "
@@ -74,6 +75,9 @@ def section_block(plan: Plan, out_dir: Path, doc: Path, figures: Path, quick: bo
         if study.note:
             parts.append(study.note.strip() + "\n")
         parts.append(study_table(results) + "\n")
+        for arm in study.arms:
+            if arm.note:
+                parts.append(f"*{arm.label}*: {arm.note.strip()}\n")
         if study.paper is not None and study.paper.note:
             parts.append(f"Paper column: {study.paper.note.strip()}\n")
         rounds = round_table(results)

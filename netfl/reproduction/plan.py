@@ -56,6 +56,7 @@ class Arm(_Strict):
     label: str = Field(min_length=1)
     scenario: str
     set: list[str] = []
+    note: str = ""  # printed under the table: where this row is run unlike the others, and why
 
 
 class NamedPoint(_Strict):

@@ -27,7 +27,7 @@ studies:
     grid: {algorithm.local_steps: [2, 4]}
     arms:
       - {label: Hier, scenario: scenarios/hier.yaml}
-      - {label: Flat, scenario: scenarios/flat.yaml}
+      - {label: Flat, scenario: scenarios/flat.yaml, note: runs unlike the others}
     quick:
       seeds: 2
       grid: {algorithm.local_steps: [2]}
@@ -85,6 +85,7 @@ def test_a_plan_runs_resumes_and_rebuilds_its_document(tmp_path):
     assert "| Hier | fast | 2 | 3 |" in text and "| Flat | fast | 4 | 3 |" in text
     assert "paper: time to target" in text and "| 1.5" in text
     assert "Why the rounds took as long as they did" in text
+    assert "\n*Flat*: runs unlike the others\n" in text  # an arm's note, under its table
     assert "nan" not in text.lower().replace("nano", "")
     [(finding, verdict)] = verdicts
     assert finding.id == "sooner" and verdict.verdict == "reproduced"
