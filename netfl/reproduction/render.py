@@ -173,19 +173,53 @@ def round_table(results: StudyResults) -> str:
 
 
 TIME_METRICS = ("time_to_target_s", "sim_time_s")
+BITS_METRICS = ("bits_to_target", "bytes_to_target")
+
+
+def arm_traffic(results: StudyResults, arm: str) -> str | None:
+    """``arm``'s bits to the target as rounds x bits per round, and the traffic (a transfer
+    tag: client->edge, edge->edge, ...) with the largest share of them: medians over the runs
+    that reached the target (None where none did)."""
+    rounds, per_round, shares = [], [], {}
+    for run in (r for runs in results.runs.get(arm, {}).values() for r in runs):
+        summary = run.summary
+        reached, bits = summary.get("rounds_to_target"), summary.get("bits_to_target")
+        if not reached or bits is None:
+            continue
+        rounds.append(reached)
+        per_round.append(bits / reached)
+        tags = summary.get("bytes_to_target_by_tag") or {}
+        total = sum(tags.values())
+        for tag, value in tags.items():
+            shares.setdefault(tag, []).append(value / total if total else 0.0)
+    if not rounds:
+        return None
+    text = (f"{float(pd.Series(rounds).median()):.0f} rounds of "
+            f"{_bits(float(pd.Series(per_round).median()))}")
+    if shares:
+        tag, share = max(((t, float(pd.Series(v).median())) for t, v in shares.items()),
+                         key=lambda pair: pair[1])
+        text += f" ({tag} {100 * share:.0f}%)"
+    return text
 
 
 def finding_verdict(finding: Finding, results: StudyResults) -> Verdict:
-    """The finding's rule applied to the study's per-seed results; for a claim about time, the
-    reason adds each compared arm's rounds (how many, how long, the critical path's largest
-    parts), over all its runs."""
+    """The finding's rule applied to the study's per-seed results; the reason adds, for a claim
+    about time, each compared arm's rounds (how many, how long, the critical path's largest
+    parts), and for a claim about bits, its rounds and bits per round with the traffic that
+    carried most of them, over all its runs."""
     verdict = _rule_verdict(finding, results)
-    if finding.rule.metric not in TIME_METRICS or verdict.verdict == NOT_RUN:
+    metric = finding.rule.metric
+    if metric not in TIME_METRICS + BITS_METRICS or verdict.verdict == NOT_RUN:
         return verdict
     arms = [finding.rule.arm] + ([finding.rule.than] if finding.rule.than else
                                  [a for a in results.arms if a != finding.rule.arm])
-    why = [f"{arm}: {rounds.text()}" for arm in arms
-           if (rounds := arm_rounds(results, arm)) is not None]
+    if metric in TIME_METRICS:
+        why = [f"{arm}: {rounds.text()}" for arm in arms
+               if (rounds := arm_rounds(results, arm)) is not None]
+    else:
+        why = [f"{arm}: {traffic}" for arm in arms
+               if (traffic := arm_traffic(results, arm)) is not None]
     if not why:
         return verdict
     return Verdict(verdict.verdict, f"{verdict.reason}. Why: {'; '.join(why)}",
