@@ -146,7 +146,8 @@ class Study(_Strict):
 class Rule(_Strict):
     """How a finding is tested on a study's results (netfl.reproduction.verdicts).
 
-    * ``lowest``: ``arm`` has the lowest ``metric`` of all arms at every grid point;
+    * ``lowest``: ``arm`` has the lowest ``metric`` of all arms at every grid point, or of the
+      arms ``among`` names (the baselines the paper compares it with, where the study has more);
     * ``less``: ``arm``'s ``metric`` is below ``than``'s at every grid point;
     * ``ratio``: ``than``'s metric over ``arm``'s is at least ``at_least`` at every point;
     * ``within``: ``arm``'s metric is within ``tolerance`` (absolute) of ``than``'s.
@@ -161,9 +162,12 @@ class Rule(_Strict):
     at_least: float | None = None
     tolerance: float | None = Field(None, gt=0)
     higher_is_better: bool = False
+    among: list[str] = []
 
     @model_validator(mode="after")
     def _complete(self) -> Rule:
+        if self.among and self.kind != "lowest":
+            raise ValueError(f"'among' is for rule 'lowest', not {self.kind!r}")
         if self.kind in ("less", "ratio", "within") and not self.than:
             raise ValueError(f"rule {self.kind!r} needs 'than'")
         if self.kind == "within" and self.tolerance is None:
@@ -201,7 +205,7 @@ class Plan(_Strict):
             if study is None:
                 raise ValueError(f"finding {finding.id!r}: no study {finding.study!r} ({ids})")
             labels = [a.label for a in study.arms]
-            for name in (finding.rule.arm, finding.rule.than):
+            for name in (finding.rule.arm, finding.rule.than, *finding.rule.among):
                 if name is not None and name not in labels:
                     raise ValueError(f"finding {finding.id!r}: {name!r} is not an arm of "
                                      f"{study.id!r} ({labels})")

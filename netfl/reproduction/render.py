@@ -213,7 +213,7 @@ def finding_verdict(finding: Finding, results: StudyResults) -> Verdict:
     if metric not in TIME_METRICS + BITS_METRICS or verdict.verdict == NOT_RUN:
         return verdict
     arms = [finding.rule.arm] + ([finding.rule.than] if finding.rule.than else
-                                 [a for a in results.arms if a != finding.rule.arm])
+                                 [a for a in compared(finding, results) if a != finding.rule.arm])
     if metric in TIME_METRICS:
         why = [f"{arm}: {rounds.text()}" for arm in arms
                if (rounds := arm_rounds(results, arm)) is not None]
@@ -226,15 +226,24 @@ def finding_verdict(finding: Finding, results: StudyResults) -> Verdict:
                    verdict.comparisons)
 
 
+def compared(finding: Finding, results: StudyResults) -> list[str]:
+    """The arms a finding compares: its two, or for ``lowest`` its arm and ``among`` (default:
+    every arm of the study)."""
+    rule = finding.rule
+    if rule.kind != "lowest":
+        return [rule.arm, rule.than]
+    return [rule.arm, *rule.among] if rule.among else list(results.arms)
+
+
 def _rule_verdict(finding: Finding, results: StudyResults) -> Verdict:
     rule = finding.rule
-    arms = [rule.arm, rule.than] if rule.kind != "lowest" else list(results.arms)
+    arms = compared(finding, results)
     waiting = [f"{arm} {results.done(arm)} of {results.expected.get(arm, 0)}" for arm in arms
                if arm is not None and results.done(arm) < results.expected.get(arm, 0)]
     if waiting:  # judged only on every run the plan asks for
         return Verdict(NOT_RUN, f"runs done: {', '.join(waiting)}")
     values = results.values(rule.metric)
-    values = {arm: by_point for arm, by_point in values.items() if by_point}
+    values = {arm: by_point for arm, by_point in values.items() if by_point and arm in arms}
     if rule.kind == "lowest":
         return lowest(values, rule.arm, rule.higher_is_better)
     if rule.kind == "within":

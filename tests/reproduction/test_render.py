@@ -30,3 +30,32 @@ def test_bits_to_target_are_rounds_times_bits_per_round_with_the_largest_traffic
     # client->edge (60% and 89%: median 74%)
     assert arm_traffic(results, "A") == "20 rounds of 1 Gbit (client->edge 74%)"
     assert arm_traffic(StudyResults(study, ["A"], [""], runs={"A": {"": runs[2:]}}), "A") is None
+
+
+def test_lowest_among_compares_only_the_named_baselines(tmp_path):
+    import pytest
+    from pydantic import ValidationError
+
+    from netfl.reproduction.plan import Finding, Rule
+    from netfl.reproduction.render import finding_verdict
+
+    study = Study(id="t", title="t", arms=[Arm(label=a, scenario="x.yaml") for a in "ABC"])
+    bits = {"A": (10.0, 12.0, 11.0), "B": (40.0, 44.0, 42.0), "C": (1.0, 1.2, 1.1)}
+    runs = {arm: {"": [run(tmp_path, arm, seed, {"rounds_to_target": 5, "bits_to_target": v})
+                       for seed, v in enumerate(values, 1)]} for arm, values in bits.items()}
+    for arm, by_point in runs.items():
+        for r, v in zip(by_point[""], bits[arm], strict=True):
+            r.row["bits_to_target"] = v
+    results = StudyResults(study, list("ABC"), [""], runs=runs,
+                           expected={"A": 3, "B": 3, "C": 3})
+
+    def verdict(**rule):
+        finding = Finding(id="f", claim="A needs the fewest bits", study="t",
+                          rule=Rule(kind="lowest", metric="bits_to_target", arm="A", **rule))
+        return finding_verdict(finding, results)
+
+    assert verdict().verdict == "not reproduced"  # C needs fewer
+    among = verdict(among=["B"])
+    assert among.verdict == "reproduced" and "C" not in among.reason
+    with pytest.raises(ValidationError, match="'among' is for rule 'lowest'"):
+        Rule(kind="less", metric="m", arm="A", than="B", among=["C"])
