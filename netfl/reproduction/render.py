@@ -355,7 +355,8 @@ def crossover_figure(results: StudyResults, spec: Figure, path: Path) -> bool:
     pair = list(curves.values())[:2]
     for x in crossovers(*pair, log_x=spec.log_x, log_y=log_y) if len(pair) == 2 else []:
         ax.axvline(x, color="grey", linestyle="--", linewidth=1)
-        ax.annotate(f"crossover\n~{x:.3g}", (x, 0.97), xycoords=("data", "axes fraction"),
+        where = f"{_bits(x)}/s" if spec.x.endswith("rate") else f"{x:.3g}"  # a rate in bit/s
+        ax.annotate(f"crossover\n~{where}", (x, 0.97), xycoords=("data", "axes fraction"),
                     ha="center", va="top", fontsize=8, color="grey")
     if spec.log_x:
         ax.set_xscale("log")
