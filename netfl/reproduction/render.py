@@ -10,11 +10,11 @@ bits with seed bands, per grid point; crossover plots of a metric against a swep
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
+from netfl.reproduction.causes import arm_rounds, arm_traffic, format_bits
 from netfl.reproduction.cells import StudyResults
 from netfl.reproduction.execute import slug
 from netfl.reproduction.plan import Figure, Finding, Study
@@ -22,25 +22,17 @@ from netfl.reproduction.verdicts import NOT_RUN, Verdict, less, lowest, within
 from netfl.results.compare import band
 from netfl.results.intervals import Interval, format_interval, t_interval
 from netfl.results.plots import plot_bands
-from netfl.results.rounds import PARTS
 from netfl.sim.clock import format_bytes, format_duration, parse_quantity
 
 TO_TARGET = ("bits_to_target", "bytes_to_target", "time_to_target_s", "rounds_to_target",
              "local_steps_to_target", "cost_to_target", "wire_bytes_to_target")
 
 
-def _bits(value: float) -> str:
-    for scale, unit in ((1e12, "Tbit"), (1e9, "Gbit"), (1e6, "Mbit"), (1e3, "kbit")):
-        if value >= scale:
-            return f"{value / scale:.3g} {unit}"
-    return f"{value:.0f} bit"
-
-
 def _count(value: float) -> str:
     return f"{value:,.0f}" if value >= 100 or float(value).is_integer() else f"{value:.1f}"
 
 
-FORMATS = {"bits_to_target": ("bits to target", _bits),
+FORMATS = {"bits_to_target": ("bits to target", format_bits),
            "bytes_to_target": ("bytes to target", format_bytes),
            "wire_bytes_to_target": ("wire bytes to target", format_bytes),
            "time_to_target_s": ("time to target", format_duration),
@@ -111,51 +103,6 @@ def markdown_rows(head: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-@dataclass(frozen=True)
-class ArmRounds:
-    """An arm's rounds over its runs: the median round (s), its critical path's two largest
-    parts [(part, s)], the channel most often busiest with its highest utilisation, and the
-    median rounds to the target (None where no run reached it)."""
-
-    median_s: float
-    parts: list[tuple[str, float]]
-    channel: str
-    rounds_to_target: float | None
-
-    def text(self) -> str:
-        parts = ", ".join(f"{p.replace('_', ' ')} {format_duration(s)}" for p, s in self.parts)
-        rounds = (f"{self.rounds_to_target:.0f} rounds of " if self.rounds_to_target is not None
-                  else "rounds of ")
-        return f"{rounds}{format_duration(self.median_s)}" + (f" ({parts})" if parts else "")
-
-
-def arm_rounds(results: StudyResults, arm: str) -> ArmRounds | None:
-    """``arm``'s rounds from its runs' summary.json (None without a critical path)."""
-    runs = [r for runs in results.runs.get(arm, {}).values() for r in runs]
-    durations, parts, channels, to_target = [], {p: [] for p in PARTS}, {}, []
-    for run in runs:
-        summary = run.summary
-        path = summary.get("round_critical_path") or {}
-        if "duration_s" not in path:
-            continue
-        durations.append(path["duration_s"]["p50"])
-        for part in PARTS:
-            parts[part].append(path.get(f"{part}_s", {}).get("p50", 0.0))
-        for bottleneck in (summary.get("bottlenecks") or [])[:1]:
-            channels.setdefault(bottleneck["channel"], []).append(bottleneck["utilisation"])
-        if summary.get("rounds_to_target") is not None:
-            to_target.append(summary["rounds_to_target"])
-    if not durations:
-        return None
-    shares = sorted(((float(pd.Series(v).median()), p) for p, v in parts.items() if v),
-                    reverse=True)[:2]
-    busiest = max(channels.items(), key=lambda kv: len(kv[1]), default=None)
-    return ArmRounds(float(pd.Series(durations).median()),
-                     [(p, s) for s, p in shares if s > 0],
-                     f"{busiest[0]} ({100 * max(busiest[1]):.0f}%)" if busiest else "-",
-                     float(pd.Series(to_target).median()) if to_target else None)
-
-
 def round_table(results: StudyResults) -> str:
     """Per arm (over its runs at every point): the median round's duration, its critical path's
     two largest parts, and the busiest channel with its utilisation, from summary.json."""
@@ -164,8 +111,8 @@ def round_table(results: StudyResults) -> str:
         rounds = arm_rounds(results, arm)
         if rounds is None:
             continue
-        split = ", ".join(f"{p.replace('_', ' ')} {format_duration(s)}" for p, s in rounds.parts)
-        rows.append([arm, format_duration(rounds.median_s), split or "-", rounds.channel])
+        rows.append([arm, format_duration(rounds.median_s), rounds.parts_text() or "-",
+                     rounds.channel])
     if not rows:
         return ""
     return markdown_rows(["arm", "median round", "its largest parts (p50)",
@@ -174,33 +121,6 @@ def round_table(results: StudyResults) -> str:
 
 TIME_METRICS = ("time_to_target_s", "sim_time_s")
 BITS_METRICS = ("bits_to_target", "bytes_to_target")
-
-
-def arm_traffic(results: StudyResults, arm: str) -> str | None:
-    """``arm``'s bits to the target as rounds x bits per round, and the traffic (a transfer
-    tag: client->edge, edge->edge, ...) with the largest share of them: medians over the runs
-    that reached the target (None where none did)."""
-    rounds, per_round, shares = [], [], {}
-    for run in (r for runs in results.runs.get(arm, {}).values() for r in runs):
-        summary = run.summary
-        reached, bits = summary.get("rounds_to_target"), summary.get("bits_to_target")
-        if not reached or bits is None:
-            continue
-        rounds.append(reached)
-        per_round.append(bits / reached)
-        tags = summary.get("bytes_to_target_by_tag") or {}
-        total = sum(tags.values())
-        for tag, value in tags.items():
-            shares.setdefault(tag, []).append(value / total if total else 0.0)
-    if not rounds:
-        return None
-    text = (f"{float(pd.Series(rounds).median()):.0f} rounds of "
-            f"{_bits(float(pd.Series(per_round).median()))}")
-    if shares:
-        tag, share = max(((t, float(pd.Series(v).median())) for t, v in shares.items()),
-                         key=lambda pair: pair[1])
-        text += f" ({tag} {100 * share:.0f}%)"
-    return text
 
 
 def finding_verdict(finding: Finding, results: StudyResults) -> Verdict:
@@ -355,7 +275,7 @@ def crossover_figure(results: StudyResults, spec: Figure, path: Path) -> bool:
     pair = list(curves.values())[:2]
     for x in crossovers(*pair, log_x=spec.log_x, log_y=log_y) if len(pair) == 2 else []:
         ax.axvline(x, color="grey", linestyle="--", linewidth=1)
-        where = f"{_bits(x)}/s" if spec.x.endswith("rate") else f"{x:.3g}"  # a rate in bit/s
+        where = f"{format_bits(x)}/s" if spec.x.endswith("rate") else f"{x:.3g}"  # a rate in bit/s
         ax.annotate(f"crossover\n~{where}", (x, 0.97), xycoords=("data", "axes fraction"),
                     ha="center", va="top", fontsize=8, color="grey")
     if spec.log_x:

@@ -23,7 +23,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from netfl.results.intervals import Interval, paired_difference, paired_log_ratio, t_interval
+from netfl.results.intervals import (
+    Interval,
+    paired_difference,
+    paired_log_ratio,
+    paired_values,
+    t_interval,
+)
 
 REPRODUCED = "reproduced"
 DIRECTION = "reproduced in direction only"
@@ -58,8 +64,7 @@ def _reached(values: Seeds) -> list[float]:
 def paired_change(a: Seeds, b: Seeds, higher_is_better: bool) -> Interval:
     """A against B over the seeds where both reached the target: ln(A/B) for a cost whose paired
     values are all positive, else A - B (see module)."""
-    both = [(a[s], b[s]) for s in a if a[s] is not None and b.get(s) is not None]
-    if not higher_is_better and all(x > 0 and y > 0 for x, y in both):
+    if not higher_is_better and all(x > 0 and y > 0 for _s, x, y in paired_values(a, b)):
         return paired_log_ratio(a, b)
     return paired_difference(a, b)
 

@@ -65,17 +65,19 @@ def t_interval(values: Iterable[float]) -> Interval:
     return Interval(mean, t_quantile(n - 1) * std / math.sqrt(n), n)
 
 
+def paired_values(values: Mapping[object, float | None],
+                  baseline: Mapping[object, float | None]) -> list[tuple[object, float, float]]:
+    """(seed, value, baseline value) at the seeds where both have a number (not None or NaN)."""
+    return [(seed, float(value), float(baseline[seed])) for seed, value in values.items()
+            if value is not None and baseline.get(seed) is not None
+            and not math.isnan(value) and not math.isnan(baseline[seed])]
+
+
 def paired_difference(values: Mapping[object, float | None],
                       baseline: Mapping[object, float | None]) -> Interval:
     """The mean of ``values[s] - baseline[s]`` over the seeds ``s`` where both have a number,
     with its paired-t 95% interval; n is the number of pairs."""
-    pairs = []
-    for seed, value in values.items():
-        other = baseline.get(seed)
-        if value is None or other is None or math.isnan(value) or math.isnan(other):
-            continue
-        pairs.append(float(value) - float(other))
-    return t_interval(pairs)
+    return t_interval(a - b for _seed, a, b in paired_values(values, baseline))
 
 
 def paired_log_ratio(values: Mapping[object, float | None],
@@ -85,16 +87,11 @@ def paired_log_ratio(values: Mapping[object, float | None],
     mean ratio). For positive metrics whose seed effect multiplies every algorithm alike (rounds,
     time, bits to a target), where differences would carry the seed's scale. Raises ValueError
     on a value <= 0: it has no logarithm, and dropping it would hide a run."""
-    pairs = []
-    for seed, value in values.items():
-        other = baseline.get(seed)
-        if value is None or other is None or math.isnan(value) or math.isnan(other):
-            continue
-        if value <= 0 or other <= 0:
-            raise ValueError(f"seed {seed}: a log ratio needs positive values, got "
-                             f"{value!r} and {other!r}")
-        pairs.append(math.log(float(value) / float(other)))
-    return t_interval(pairs)
+    pairs = paired_values(values, baseline)
+    for seed, a, b in pairs:
+        if a <= 0 or b <= 0:
+            raise ValueError(f"seed {seed}: a log ratio needs positive values, got {a!r} and {b!r}")
+    return t_interval(math.log(a / b) for _seed, a, b in pairs)
 
 
 def format_interval(interval: Interval, fmt: Callable[[float], str], sign: bool = False,

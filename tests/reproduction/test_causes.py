@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
+from netfl.reproduction.causes import arm_traffic
 from netfl.reproduction.cells import Run, StudyResults
 from netfl.reproduction.plan import Arm, Study
-from netfl.reproduction.render import arm_traffic
 
 
 def run(tmp_path, name: str, seed: int, summary: dict) -> Run:
