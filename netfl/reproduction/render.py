@@ -21,7 +21,7 @@ from netfl.reproduction.plan import Figure, Finding, Study
 from netfl.reproduction.verdicts import NOT_RUN, Verdict, less, lowest, within
 from netfl.results.compare import band
 from netfl.results.intervals import Interval, format_interval, t_interval
-from netfl.results.plots import plot_bands
+from netfl.results.plots import plot_bands, wrap_title
 from netfl.sim.clock import format_bytes, format_duration, parse_quantity
 
 TO_TARGET = ("bits_to_target", "bytes_to_target", "time_to_target_s", "rounds_to_target",
@@ -284,8 +284,8 @@ def crossover_figure(results: StudyResults, spec: Figure, path: Path) -> bool:
         ax.set_yscale("log")  # times that span orders of magnitude
     ax.set_xlabel(spec.x + (" (bit/s)" if spec.x.endswith("rate") else ""))
     ax.set_ylabel(FORMATS[spec.metric][0] + (" (s)" if spec.metric.endswith("_s") else ""))
-    ax.set_title(f"{results.study.title}: {FORMATS[spec.metric][0]} (x: not reached)",
-                 fontsize=9)
+    ax.set_title(wrap_title(f"{results.study.title}: {FORMATS[spec.metric][0]} (x: not reached)",
+                            width=90), fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.savefig(path, bbox_inches="tight")

@@ -9,12 +9,21 @@ evaluated, never a straight ramp. A category has one colour in every figure
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from netfl.results.palette import colour
+
+TITLE_WIDTH = 72  # characters per title line: a 6.4-inch figure at the default font size
+
+
+def wrap_title(title: str, width: int = TITLE_WIDTH) -> str:
+    """``title`` broken into lines of at most ``width`` characters, so that a long study title
+    is not cut off at the figure's edges."""
+    return textwrap.fill(title, width)
 
 
 def _figure(**kwargs):
@@ -105,7 +114,7 @@ def _label(fig, ax, x_label: str, title: str) -> None:
     """Label an accuracy figure and lay it out."""
     ax.set_xlabel(x_label)
     ax.set_ylabel("test accuracy")
-    ax.set_title(title)
+    ax.set_title(wrap_title(title))
     ax.grid(alpha=0.3)
     fig.tight_layout()
 
@@ -206,7 +215,7 @@ def space_time_figure(segments: list[tuple[tuple[float, float], tuple[float, flo
     ax.set_ylim(min(rsu_x) - coverage_m, max(rsu_x) + coverage_m)
     ax.set_xlabel("simulated time (s)")
     ax.set_ylabel("x position (m)")
-    ax.set_title(title)
+    ax.set_title(wrap_title(title))
     ax.legend(loc="upper right", fontsize=8)
     fig.tight_layout()
     return fig
@@ -249,7 +258,7 @@ def plot_bands(curves: dict[str, pd.DataFrame], x_name: str, path: Path, title: 
         ax.legend(loc="lower right", fontsize=8)
     ax.set_xlabel(label)
     ax.set_ylabel("test accuracy")
-    ax.set_title(title)
+    ax.set_title(wrap_title(title))
     ax.grid(alpha=0.3)
     fig.savefig(path, bbox_inches="tight")
     return Path(path)
@@ -277,7 +286,7 @@ def time_breakdown_figure(table: pd.DataFrame, title: str):
         left = left + values
     ax.invert_yaxis()  # first group on top
     ax.set_xlabel(f"node-time ({unit}), summed over nodes and transfers")
-    ax.set_title(title)
+    ax.set_title(wrap_title(title))
     ax.grid(axis="x", alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     return fig
@@ -338,7 +347,7 @@ def contact_chart_figure(spans: dict[str, list[tuple[float, float]]],
     ax.set_xlabel("simulated time (s)")
     ax.set_ylabel(f"satellite ({len(rows)} in view of a user, by first rise)")
     ax.set_yticks([])
-    ax.set_title(title)
+    ax.set_title(wrap_title(title))
     fig.tight_layout()
     return fig
 

@@ -157,3 +157,12 @@ def test_a_road_run_without_hand_overs_draws_its_holder_and_every_vehicle(tmp_pa
 
     every = space_time_segments(simulation.world, simulation.env.now, max_vehicles=10**9)
     assert drawn["segments"] == every and len(every) > 0
+
+
+def test_a_long_title_is_wrapped_not_cut_off_at_the_figure_edge():
+    title = ("IoV (a 4 x 4 km road grid, 300 vehicles, 16 RSUs): Fed-CHS against FedAvg and "
+             "hierarchical FedAvg per medium (802.11p broadcast)")
+    shown = accuracy_figure(METRICS, "sim_time_s", title).axes[0].get_title()
+    assert "\n" in shown
+    assert shown.replace("\n", " ") == title
+    assert max(len(line) for line in shown.splitlines()) <= plots.TITLE_WIDTH
