@@ -230,19 +230,45 @@ def _common_axis(x_name: str, xs: list[pd.Series]) -> tuple[float, str]:
     return (float(scaled.iloc[0]) / peak if peak else 1.0), label
 
 
+SPARSE_POINTS = 12  # curves with at most this many evaluations get a marker at each
+LOG_X_SPREAD = 20.0  # curves ending this many times apart share no readable linear axis
+
+
+def spans_orders(curves: dict[str, pd.DataFrame], x_name: str) -> bool:
+    """True where the groups' curves end at ``x_name`` values more than ``LOG_X_SPREAD`` times
+    apart (say 0.7 Gbit against 10 Tbit), so that a linear axis would squash all but the
+    longest into its first pixels."""
+    ends = [float(c[x_name].max()) for c in curves.values() if len(c)]
+    ends = [e for e in ends if e > 0]
+    return len(ends) > 1 and max(ends) > LOG_X_SPREAD * min(ends)
+
+
 def plot_bands(curves: dict[str, pd.DataFrame], x_name: str, path: Path, title: str,
                target_accuracy: float | None = None) -> Path:
+    """``bands_figure``, written to ``path``."""
+    return _save(bands_figure(curves, x_name, title, target_accuracy), path,
+                 bbox_inches="tight")
+
+
+def bands_figure(curves: dict[str, pd.DataFrame], x_name: str, title: str,
+                 target_accuracy: float | None = None):
     """One line per group (label -> table of ``x_name``, mean, ci95 or std) with a band of the
-    mean's 95% interval (± std for a table without ci95) where the group has several seeds;
-    written to ``path``."""
+    mean's 95% interval (± std for a table without ci95) where the group has several seeds.
+    The x axis is logarithmic where the curves end orders of magnitude apart
+    (``spans_orders``); x = 0, the start, is then left out."""
     fig = _figure(figsize=(7.2, 4.4), dpi=110)
     ax = fig.subplots()
+    log_x = spans_orders(curves, x_name)
+    if log_x:
+        curves = {name: c[c[x_name] > 0] for name, c in curves.items()}
     factor, label = _common_axis(x_name, [c[x_name] for c in curves.values()])
     for name, curve in curves.items():
         if not len(curve):
             continue
         x = curve[x_name] * factor
-        (line,) = ax.step(x, curve["mean"], where="post", linewidth=1.6, label=name)
+        sparse = len(curve) <= SPARSE_POINTS  # a run evaluated a few times: mark them
+        (line,) = ax.step(x, curve["mean"], where="post", linewidth=1.6, label=name,
+                          marker="o" if sparse else None, markersize=4)
         spread = curve["ci95"] if "ci95" in curve else curve["std"]
         if spread.notna().any():
             low = (curve["mean"] - spread).clip(lower=0)
@@ -256,12 +282,13 @@ def plot_bands(curves: dict[str, pd.DataFrame], x_name: str, path: Path, title: 
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     else:
         ax.legend(loc="lower right", fontsize=8)
-    ax.set_xlabel(label)
+    if log_x:
+        ax.set_xscale("log")
+    ax.set_xlabel(label + (", log scale" if log_x else ""))
     ax.set_ylabel("test accuracy")
     ax.set_title(wrap_title(title))
     ax.grid(alpha=0.3)
-    fig.savefig(path, bbox_inches="tight")
-    return Path(path)
+    return fig
 
 
 def plot_time_breakdown(table: pd.DataFrame, path: Path, title: str) -> Path:
