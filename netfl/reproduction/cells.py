@@ -58,7 +58,7 @@ class StudyResults:
     def values(self, metric: str) -> dict[str, dict[str, dict[int, float | None]]]:
         """``metric`` per arm, point and seed; None where the run has no value (a target it
         did not reach)."""
-        return {arm: {point: {run.seed: _number(run.row.get(metric)) for run in runs}
+        return {arm: {point: {run.seed: metric_value(run.row, metric) for run in runs}
                       for point, runs in by_point.items()}
                 for arm, by_point in self.runs.items()}
 
@@ -68,6 +68,18 @@ class StudyResults:
     def done(self, arm: str) -> int:
         """How many of ``arm``'s runs are done."""
         return sum(len(r) for r in self.runs.get(arm, {}).values())
+
+
+# metrics a run's index row holds under another name and unit: name -> (column, factor)
+DERIVED = {"hop_bits_to_target": ("bytes_hop_weighted_to_target", 8.0)}
+
+
+def metric_value(row: dict, metric: str) -> float | None:
+    """``metric`` from a run's index row (``DERIVED`` ones from their column); None where the
+    run has no value."""
+    column, factor = DERIVED.get(metric, (metric, 1.0))
+    value = _number(row.get(column))
+    return None if value is None else value * factor
 
 
 def _number(value: object) -> float | None:

@@ -43,7 +43,7 @@ from netfl.scenario.loader import read_yaml
 PLAN_GLOB = "*.yaml"
 METRIC_NAMES = ("bits_to_target", "bytes_to_target", "time_to_target_s", "rounds_to_target",
                 "local_steps_to_target", "final_accuracy", "best_accuracy", "sim_time_s",
-                "cost_to_target", "wire_bytes_to_target", "rounds")
+                "cost_to_target", "wire_bytes_to_target", "hop_bits_to_target", "rounds")
 
 
 class _Strict(BaseModel):

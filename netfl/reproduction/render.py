@@ -25,7 +25,8 @@ from netfl.results.plots import plot_bands, wrap_title
 from netfl.sim.clock import format_bytes, format_duration, parse_quantity
 
 TO_TARGET = ("bits_to_target", "bytes_to_target", "time_to_target_s", "rounds_to_target",
-             "local_steps_to_target", "cost_to_target", "wire_bytes_to_target")
+             "local_steps_to_target", "cost_to_target", "wire_bytes_to_target",
+             "hop_bits_to_target")
 
 
 def _count(value: float) -> str:
@@ -33,6 +34,7 @@ def _count(value: float) -> str:
 
 
 FORMATS = {"bits_to_target": ("bits to target", format_bits),
+           "hop_bits_to_target": ("bits x hops to target", format_bits),
            "bytes_to_target": ("bytes to target", format_bytes),
            "wire_bytes_to_target": ("wire bytes to target", format_bytes),
            "time_to_target_s": ("time to target", format_duration),
