@@ -124,8 +124,10 @@ def rebuild(plans: list[Plan], out_dir: Path, doc: Path, figures: Path, quick: b
         body, verdicts = section_block(plan, out_dir, doc, figures, quick)
         text = replace_block(text, plan.section, body)
         everything += [(plan, f, v) for f, v in verdicts]
-    rows = [[plan.title, f.claim, f"**{v.verdict}**"] for plan, f, v in everything]
-    text = replace_block(text, VERDICTS, markdown_rows(["paper", "finding", "verdict"], rows)
+    rows = [[plan.title, f.claim, f"**{v.verdict}**", "" if v.verdict == NOT_RUN else v.reason]
+            for plan, f, v in everything]
+    text = replace_block(text, VERDICTS,
+                         markdown_rows(["paper", "finding", "verdict", "measured"], rows)
                          if rows else "No finding has been tested yet.")
     text = replace_block(text, HOST_TIME_BLOCK, host_time_block(out_dir))
     doc.parent.mkdir(parents=True, exist_ok=True)

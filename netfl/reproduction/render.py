@@ -144,8 +144,7 @@ def finding_verdict(finding: Finding, results: StudyResults) -> Verdict:
                if (traffic := arm_traffic(results, arm)) is not None]
     if not why:
         return verdict
-    return Verdict(verdict.verdict, f"{verdict.reason}. Why: {'; '.join(why)}",
-                   verdict.comparisons)
+    return Verdict(verdict.verdict, verdict.reason, verdict.comparisons, why="; ".join(why))
 
 
 def compared(finding: Finding, results: StudyResults) -> list[str]:
@@ -176,7 +175,7 @@ def _rule_verdict(finding: Finding, results: StudyResults) -> Verdict:
 
 def verdict_rows(findings: list[tuple[Finding, Verdict]]) -> str:
     rows = [[f.claim + (f" ({f.source})" if f.source else ""), f"**{v.verdict}**",
-             v.reason + (f". {f.why}" if f.why and v.verdict != NOT_RUN else "")]
+             v.explained + (f". {f.why}" if f.why and v.verdict != NOT_RUN else "")]
             for f, v in findings]
     return markdown_rows(["finding", "verdict", "reason (measured)"], rows)
 

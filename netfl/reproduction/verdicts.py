@@ -52,9 +52,18 @@ class Comparison:
 
 @dataclass(frozen=True)
 class Verdict:
+    """A finding's verdict; ``reason`` is what was measured, ``why`` (possibly empty) the
+    critical path or traffic behind it."""
+
     verdict: str
     reason: str
     comparisons: tuple[Comparison, ...] = ()
+    why: str = ""
+
+    @property
+    def explained(self) -> str:
+        """The measurement followed by its why, as the section tables show it."""
+        return f"{self.reason}. Why: {self.why}" if self.why else self.reason
 
 
 def _reached(values: Seeds) -> list[float]:

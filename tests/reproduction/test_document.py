@@ -91,8 +91,10 @@ def test_a_plan_runs_resumes_and_rebuilds_its_document(tmp_path):
     assert finding.id == "sooner" and verdict.verdict == "reproduced"
     assert f"| {finding.claim} | **reproduced** |" in text
     # a claim about time says why: each arm's rounds and their critical path's largest parts
-    assert "Why: Hier: " in verdict.reason and "; Flat: " in verdict.reason
-    assert "rounds of" in verdict.reason and "upload" in verdict.reason
+    assert "Why: Hier: " in verdict.explained and "; Flat: " in verdict.why
+    assert "rounds of" in verdict.why and "upload" in verdict.why
+    assert "Why" not in verdict.reason  # the summary table shows the measurement alone
+    assert f"| **reproduced** | {verdict.reason} |" in text
     figures = sorted(p.name for p in (doc.parent / "img" / "reproduction").glob("*.png"))
     assert figures == ["tiny-speed-bits-fast-2.png", "tiny-speed-bits-fast-4.png",
                        "tiny-speed-crossover-time-to-target-s.png",
