@@ -31,7 +31,7 @@ def write_timeline(run_dir: Path, start_s: float = 0.0, end_s: float = math.inf,
 def save_timeline(events: pd.DataFrame, directory: Path, title: str, start_s: float = 0.0,
                   end_s: float = math.inf, nodes: Iterable[str] | None = None) -> Path:
     """``timeline.json`` (atomically) and ``timeline.png`` of ``events`` in ``directory``."""
-    from netfl.results.plots import plot_timeline
+    from netfl.results.timeline_plot import plot_timeline
 
     nodes = None if nodes is None else list(nodes)
     directory = Path(directory)

@@ -14,8 +14,8 @@ from netfl.results.plots import (
     plot_run,
     space_time_figure,
     time_breakdown_figure,
-    timeline_figure,
 )
+from netfl.results.timeline_plot import MIN_SLICE_FRACTION, timeline_figure
 
 METRICS = pd.DataFrame({"sim_time_s": [0.0, 10.0, 600.0], "bytes_total": [0.0, 1e6, 4e6],
                         "accuracy": [0.1, 0.5, 0.8]})
@@ -121,7 +121,7 @@ def test_the_timeline_keeps_short_compute_visible_and_shows_failures():
     ax = timeline_figure(rows, [100.0], "t").axes[0]
     bars = {c.get_label(): c for c in ax.collections}
     assert set(bars) == {"compute", "transfer", "failed", "cancelled"}
-    min_width = plots.MIN_SLICE_FRACTION * 3600.004
+    min_width = MIN_SLICE_FRACTION * 3600.004
     for path in bars["compute"].get_paths():  # each slice at least the minimum width
         xs = path.vertices[:, 0]
         assert np.ptp(xs) >= min_width * 0.999
