@@ -10,15 +10,7 @@ import pandas as pd
 
 from netfl.reproduction.cells import StudyResults
 from netfl.results.rounds import PARTS
-from netfl.sim.clock import format_duration
-
-
-def format_bits(value: float) -> str:
-    """Bits as text in decimal units (1 Gbit = 1e9 bit)."""
-    for scale, unit in ((1e12, "Tbit"), (1e9, "Gbit"), (1e6, "Mbit"), (1e3, "kbit")):
-        if value >= scale:
-            return f"{value / scale:.3g} {unit}"
-    return f"{value:.0f} bit"
+from netfl.sim.clock import format_bits, format_duration
 
 
 @dataclass(frozen=True)
@@ -45,9 +37,8 @@ class ArmRounds:
 
 def arm_rounds(results: StudyResults, arm: str) -> ArmRounds | None:
     """``arm``'s rounds from its runs' summary.json (None without a critical path)."""
-    runs = [r for runs in results.runs.get(arm, {}).values() for r in runs]
     durations, parts, channels, to_target = [], {p: [] for p in PARTS}, {}, []
-    for run in runs:
+    for run in results.arm_runs(arm):
         summary = run.summary
         path = summary.get("round_critical_path") or {}
         if "duration_s" not in path:
@@ -75,7 +66,7 @@ def arm_traffic(results: StudyResults, arm: str) -> str | None:
     tag: client->edge, edge->edge, ...) with the largest share of them: medians over the runs
     that reached the target (None where none did)."""
     rounds, per_round, shares = [], [], {}
-    for run in (r for runs in results.runs.get(arm, {}).values() for r in runs):
+    for run in results.arm_runs(arm):
         summary = run.summary
         reached, bits = summary.get("rounds_to_target"), summary.get("bits_to_target")
         if not reached or bits is None:

@@ -67,7 +67,11 @@ class StudyResults:
 
     def done(self, arm: str) -> int:
         """How many of ``arm``'s runs are done."""
-        return sum(len(r) for r in self.runs.get(arm, {}).values())
+        return len(self.arm_runs(arm))
+
+    def arm_runs(self, arm: str) -> list[Run]:
+        """Every done run of ``arm``, over all its points."""
+        return [run for runs in self.runs.get(arm, {}).values() for run in runs]
 
 
 # metrics a run's index row holds under another name and unit: name -> (column, factor)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from netfl.reproduction.causes import arm_rounds, arm_traffic, format_bits
+from netfl.reproduction.causes import arm_rounds, arm_traffic
 from netfl.reproduction.cells import StudyResults
 from netfl.reproduction.execute import slug
 from netfl.reproduction.plan import Figure, Finding, Study
@@ -22,7 +22,7 @@ from netfl.reproduction.verdicts import NOT_RUN, Verdict, less, lowest, within
 from netfl.results.compare import band
 from netfl.results.intervals import Interval, format_interval, t_interval
 from netfl.results.plots import plot_bands, wrap_title
-from netfl.sim.clock import format_bytes, format_duration, parse_quantity
+from netfl.sim.clock import format_bits, format_bytes, format_duration, parse_quantity
 
 TO_TARGET = ("bits_to_target", "bytes_to_target", "time_to_target_s", "rounds_to_target",
              "local_steps_to_target", "cost_to_target", "wire_bytes_to_target",

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from netfl.results.palette import colour
+from netfl.sim.clock import BIT_UNITS
 
 TITLE_WIDTH = 72  # characters per title line: a 6.4-inch figure at the default font size
 
@@ -61,7 +62,7 @@ def _bytes_axis(nbytes: pd.Series) -> tuple[pd.Series, str]:
 
 def _bits_axis(nbits: pd.Series) -> tuple[pd.Series, str]:
     span = float(nbits.max()) if len(nbits) else 0.0
-    for scale, unit in ((1e12, "Tbit"), (1e9, "Gbit"), (1e6, "Mbit"), (1e3, "kbit")):
+    for unit, scale in BIT_UNITS:
         if span >= scale:
             return nbits / scale, f"bits delivered ({unit})"
     return nbits, "bits delivered"

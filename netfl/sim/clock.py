@@ -136,6 +136,17 @@ def format_duration(seconds: float) -> str:
     return f"{hours} h {rest // 60:02d} min"
 
 
+BIT_UNITS = (("Tbit", _T), ("Gbit", _G), ("Mbit", _M), ("kbit", _K))  # largest first
+
+
+def format_bits(nbits: float) -> str:
+    """Human-readable decimal bits: '950 bit', '6.37 Mbit', '2.56 Gbit', '10.2 Tbit'."""
+    for unit, scale in BIT_UNITS:
+        if nbits >= scale:
+            return f"{nbits / scale:.3g} {unit}"
+    return f"{nbits:.0f} bit"
+
+
 def format_bytes(nbytes: float) -> str:
     """Human-readable decimal size: '950 B', '12.4 kB', '3.10 MB', '1.25 GB'."""
     for unit, scale in (("GB", _G), ("MB", _M), ("kB", _K)):
