@@ -16,6 +16,10 @@ accuracies (higher is better), whose seed effect adds.
   everywhere, or by less than the claimed factor;
 * ``not reproduced``: the direction fails at some point (the reason names where and by how much);
 * ``not run``: no results for some arm.
+
+A point where neither arm reached the target says nothing about which reaches it sooner: it is
+**untested**, left out of the verdict and named in its reason. A finding with no tested point at
+all is not reproduced (the target was out of both arms' reach everywhere).
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ class Comparison:
     significant: bool
     ratio: float | None  # B's mean over A's (both reached somewhere); None otherwise
     text: str
+    tested: bool = True  # False where neither arm reached the target: no evidence either way
 
 
 @dataclass(frozen=True)
@@ -84,7 +89,8 @@ def compare(point: str, a: Seeds, b: Seeds, name_a: str, name_b: str,
     reached_a, reached_b = _reached(a), _reached(b)
     if not reached_a and not reached_b:
         return Comparison(point, False, False, None,
-                          f"{point or 'all'}: neither {name_a} nor {name_b} reached it")
+                          f"{point or 'all'}: neither {name_a} nor {name_b} reached it",
+                          tested=False)
     if not reached_b:
         return Comparison(point, True, len(reached_a) == len(a), math.inf,
                           f"{point or 'all'}: {name_b} never reached it, {name_a} in "
@@ -112,6 +118,14 @@ def judge(comparisons: list[Comparison], at_least: float | None = None) -> Verdi
     """The verdict over every point's comparison (and the claimed factor, where there is one)."""
     if not comparisons:
         return Verdict(NOT_RUN, "no results")
+    untested = [c for c in comparisons if not c.tested]
+    if untested:
+        tested = [c for c in comparisons if c.tested]
+        left_out = "untested, " + "; ".join(c.text for c in untested)
+        if not tested:
+            return Verdict(NOT_REPRODUCED, left_out, tuple(comparisons))
+        verdict = judge(tested, at_least)
+        return Verdict(verdict.verdict, f"{verdict.reason}; {left_out}", tuple(comparisons))
     failed = [c for c in comparisons if not c.better]
     if failed:
         return Verdict(NOT_REPRODUCED, "; ".join(c.text for c in failed), tuple(comparisons))

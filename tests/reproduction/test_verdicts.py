@@ -134,3 +134,23 @@ def test_crossovers_are_where_the_difference_changes_sign():
     share = math.log(5300 / 4100) / (math.log(5300 / 4100) - math.log(57 / 66))
     assert x == pytest.approx(2e6 * 100 ** share) and 3e7 < x < 5e7
     assert crossovers({1.0: 3.0}, {2.0: 1.0}) == []
+
+
+def test_a_point_neither_arm_reached_is_left_out_of_the_verdict_and_named():
+    # before: "neither reached it" counted as a failed direction, so a target out of every
+    # arm's reach at one grid point made a clear win elsewhere "not reproduced"
+    never = {1: None, 2: None, 3: None}
+    values = {"A": {"easy": {1: 10.0, 2: 11.0, 3: 12.0}, "hard": never},
+              "B": {"easy": {1: 30.0, 2: 33.0, 3: 36.0}, "hard": never}}
+    verdict = less(values, "A", "B")
+    assert verdict.verdict == REPRODUCED
+    assert "untested, hard: neither A nor B reached it" in verdict.reason
+    # the rest of the verdict is judged as before: a failed direction still fails
+    values["B"]["easy"] = {1: 5.0, 2: 6.0, 3: 7.0}
+    assert less(values, "A", "B").verdict == NOT_REPRODUCED
+
+
+def test_a_finding_untested_everywhere_is_not_reproduced():
+    never = {1: None, 2: None}
+    verdict = less({"A": {"": never}, "B": {"": never}}, "A", "B")
+    assert verdict.verdict == NOT_REPRODUCED and "neither A nor B" in verdict.reason
