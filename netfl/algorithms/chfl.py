@@ -22,7 +22,9 @@ least M - 1 turns) and as the model's walk around the ring continues across roun
 The hop from one edge to the next is a real transfer routed over the world's graph: between
 non-adjacent edges it crosses several links (or the cloud), and costs their time. Deviations
 (docs/models/chfl.md): a failed hand-over is retried, then the model skips that edge; clients
-whose exchange fails are left out of the average.
+whose exchange fails are left out of the average. On a mobile world (IoV, LEO), where the paper's
+fixed clusters do not exist, Q is drawn among the edge servers serving clients as the round
+starts, and the P clients among those an edge serves as each edge round starts.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ def visiting_order(edges: list[str], count: int | None, order: str,
     starting from edges[0] in round 0 and wrapping around, so each edge has its turn once in
     every len(edges) / count rounds (when count divides len(edges); otherwise the turns still
     go round the ring one after another)."""
+    if not edges:
+        return []
     size = len(edges) if count is None else min(count, len(edges))
     if order == "ring":
         start = round_index * size % len(edges)
@@ -58,18 +62,26 @@ class CHFL(Algorithm):
         if self.evaluate(x, 0):
             return
         for t in range(1, spec.rounds + 1):
-            for edge in visiting_order(edges, spec.edges_per_round, spec.order, rng, t - 1):
+            started = self.env.now
+            # on a mobile world, Q is drawn among the edges that serve clients as the round starts
+            serving = ([e for e in edges if self.world.primary_clients_of(e)]
+                       if self.world.mobile else edges)
+            for edge in visiting_order(serving, spec.edges_per_round, spec.order, rng, t - 1):
                 holder = yield from self.carry_model(holder, edge, t)
                 if holder != edge:
                     continue  # the model could not reach this edge: it skips its turn
                 x = yield from self.train_edge(edge, x, t)
+            if self.world.mobile and self.env.now == started:  # no edge serves anyone
+                yield from self.wait_idle()
             if self.end_round(t, x):
                 return
 
     def train_edge(self, edge: str, x, t: int):
         """R edge rounds at ``edge``: sampled clients train K steps, the edge averages."""
         for _ in range(self.spec.edge_rounds):
-            clients = self.sample_clients(self.world.clients_of(edge), self.spec.clients_per_round)
+            # those in the edge's coverage as the edge round starts (all, on a static world)
+            clients = self.sample_clients(self.world.primary_clients_of(edge),
+                                          self.spec.clients_per_round)
             result = yield from self.train_round(edge, clients, x, t)
             if result.updates:
                 weights = (result.weights if self.spec.weighting == "data"

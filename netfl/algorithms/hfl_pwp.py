@@ -18,7 +18,10 @@ Clusters of different periods run concurrently in simulated time: a cluster with
 period does more, shorter cluster rounds, each paying its transfers; the master waits for all.
 Deviations (docs/models/hfl-pwp.md): a worker whose exchange fails is left out of the mean; a
 cluster whose update does not reach the master contributes Delta_i = 0 (the m_i / m weights are
-kept, as in the paper's formula).
+kept, as in the paper's formula). On a mobile world (IoV, LEO), where the paper's fixed clusters
+do not exist, the clusters of a master round are the edge servers serving workers as it starts,
+m_i / m their shares of those workers, and each cluster round samples among the workers its edge
+server serves as it starts.
 """
 
 from __future__ import annotations
@@ -38,22 +41,35 @@ def sample_workers(n_workers: int, n: int, replace: bool, rng: np.random.Generat
 
 class HflPwp(Algorithm):
     def run(self):
-        spec, edges = self.spec, self.world.edge_servers
-        sizes = np.array([len(self.world.clients_of(e)) for e in edges], dtype=float)
-        shares = sizes / sizes.sum()  # m_i / m
+        spec = self.spec
+        edges, shares = self.clusters()
         state = self.initial_state()
         if self.evaluate(state[0], 0):
             return
         for t in range(1, spec.rounds + 1):
+            started = self.env.now
+            if self.world.mobile:
+                edges, shares = self.clusters()
             jobs = [self.env.process(self.cluster(i, edge, state, t))
                     for i, edge in enumerate(edges)]
             yield self.env.all_of(jobs)
+            if self.world.mobile and self.env.now == started:  # nobody in coverage
+                yield from self.wait_idle()
             arrived = [(shares[i], job.value) for i, job in enumerate(jobs) if job.value]
             if arrived:
                 yield from self.charge_aggregation(self.world.cloud, len(arrived), "cloud", t)
                 state = self.master_update(state, arrived)
             if self.end_round(t, state[0]):
                 return
+
+    def clusters(self) -> tuple[list[str], np.ndarray]:
+        """The clusters (edge servers) and their shares m_i / m. On a mobile world, where the
+        paper's fixed clusters do not exist, those serving workers now, by their workers now."""
+        edges = self.world.edge_servers
+        if self.world.mobile:
+            edges = [e for e in edges if self.world.primary_clients_of(e)]
+        sizes = np.array([len(self.world.primary_clients_of(e)) for e in edges], dtype=float)
+        return edges, (sizes / sizes.sum() if edges else sizes)  # m_i / m
 
     def initial_state(self) -> tuple:
         """What the master holds: (model,) here; HierMo adds its momentum."""
@@ -79,11 +95,15 @@ class HflPwp(Algorithm):
         """The omega_i cluster rounds of cluster ``i`` from ``state``; returns its final state."""
         spec, workers = self.spec, self.world.clients_of(edge)
         period = spec.periods(len(self.world.edge_servers))[i]
-        n = (spec.sample_sizes[i] if spec.sample_sizes
-             else spec.clients_per_round or len(workers))
         rng = self.stream("sampling")
         local = state
         for _ in range(spec.master_period // period):
+            if self.world.mobile:  # the workers in the cluster's coverage now
+                workers = self.world.primary_clients_of(edge)
+                if not workers:
+                    continue
+            n = (spec.sample_sizes[i] if spec.sample_sizes
+                 else spec.clients_per_round or len(workers))
             chosen = [workers[j] for j in sample_workers(
                 len(workers), n, spec.sampling == "with-replacement", rng)]
             local = yield from self.cluster_round(edge, chosen, local, t, period)

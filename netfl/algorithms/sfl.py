@@ -14,6 +14,7 @@ A pass is a real client -> client transfer over the world's network (through the
 servers). With one client per edge server and R = 1, CHFL performs the same updates (tested).
 With ``order: ring`` and P < N clients per round the ring rotates as CHFL's does: round t takes
 the P clients after those of round t-1, so every client has its turn once in every N / P rounds.
+On a mobile world (IoV, LEO) the P clients are drawn among those in coverage as the round starts.
 """
 
 from __future__ import annotations
@@ -31,7 +32,11 @@ class SFL(Algorithm):
         if self.evaluate(x, 0):
             return
         for t in range(1, spec.rounds + 1):
-            for client in visiting_order(clients, spec.clients_per_round, spec.order, rng,
+            started = self.env.now
+            # on a mobile world, drawn among the clients in coverage as the round starts
+            present = ([c for c in clients if self.world.edge_of(c) is not None]
+                       if self.world.mobile else clients)
+            for client in visiting_order(present, spec.clients_per_round, spec.order, rng,
                                          t - 1):
                 holder = yield from self.carry_model(holder, client, t)
                 if holder != client:
@@ -40,5 +45,7 @@ class SFL(Algorithm):
                     x = self.trainer.local_train(
                         x, self.indices([client]), spec.local_steps, spec.lr, spec.batch_size,
                         momentum=spec.momentum, weight_decay=spec.weight_decay)[0]
+            if self.world.mobile and self.env.now == started:  # nobody in coverage
+                yield from self.wait_idle()
             if self.end_round(t, x):
                 return

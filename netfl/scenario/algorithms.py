@@ -198,7 +198,7 @@ class ChflSpec(AlgorithmSpec):
 
     kind: Literal["chfl"]
     IMPLEMENTATION = "netfl.algorithms.chfl:CHFL"
-    WORLDS = ("edge",)
+    WORLDS = ("edge", "iov", "leo")
     USES_CLOUD = False
     local_steps: PositiveInt = 2
     edge_rounds: PositiveInt = 2
@@ -217,7 +217,7 @@ class CflSpec(ChflSpec):
 
     kind: Literal["cfl"]
     IMPLEMENTATION = "netfl.algorithms.chfl:CHFL"
-    WORLDS = ("edge",)
+    WORLDS = ("edge", "iov", "leo")
     USES_CLOUD = False
     edge_rounds: Literal[1] = 1
     order: Literal["ring"] = "ring"
@@ -231,7 +231,7 @@ class SflSpec(AlgorithmSpec):
 
     kind: Literal["sfl"]
     IMPLEMENTATION = "netfl.algorithms.sfl:SFL"
-    WORLDS = ("edge",)
+    WORLDS = ("edge", "iov", "leo")
     USES_CLOUD = False
     local_steps: PositiveInt = 2
     clients_per_round: PositiveInt | None = None
@@ -255,7 +255,7 @@ class HflPwpSpec(AlgorithmSpec):
 
     kind: Literal["hfl-pwp"]
     IMPLEMENTATION = "netfl.algorithms.hfl_pwp:HflPwp"
-    WORLDS = ("edge",)
+    WORLDS = ("edge", "iov", "leo")
     USES_CLOUD = True
     local_steps: PositiveInt = 10
     master_period: PositiveInt = 100
@@ -265,6 +265,15 @@ class HflPwpSpec(AlgorithmSpec):
     clients_per_round: PositiveInt | None = None
     sample_sizes: list[PositiveInt] | None = None
     sampling: Literal["with-replacement", "without-replacement"] = "without-replacement"
+
+    def check_scenario(self, scenario) -> None:
+        super().check_scenario(scenario)
+        per_cluster = [name for name in ("cluster_periods", "sample_sizes")
+                       if getattr(self, name) is not None]
+        if scenario.world.kind in ("iov", "leo") and per_cluster:
+            raise ValueError(f"algorithm.{per_cluster[0]} gives each cluster its own value, but "
+                             f"on a {scenario.world.kind} world clusters change as workers "
+                             f"move; use local_steps and clients_per_round (every cluster)")
 
     def periods(self, clusters: int) -> list[int]:
         """I_i of each of ``clusters`` clusters."""

@@ -120,7 +120,7 @@ def test_a_links_object_passed_in_python_is_not_changed_by_an_iov_scenario(iov):
 
 
 @pytest.mark.parametrize("algorithm", [
-    {"kind": "group-fel", "rounds": 1}, {"kind": "chfl"}, {"kind": "hfl-pwp"},
+    {"kind": "group-fel", "rounds": 1}, {"kind": "hier-mo"}, {"kind": "mll-sgd"},
     {"kind": "wrwgd"}, {"kind": "group-fedavg"}])
 def test_iov_refuses_algorithms_with_fixed_clusters(iov, algorithm):
     iov["algorithm"] = algorithm

@@ -15,7 +15,7 @@ from netfl.scenario.kinds import algorithm_kinds, algorithm_spec, builtin_algori
 FORMER_CLOUD = {"fedavg", "fedavg-qsgd", "hier-fedavg", "hier-local-qsgd", "hfl-pwp", "hier-mo",
                 "group-fel", "group-fedavg", "group-fedprox", "group-scaffold", "ouea", "share",
                 "fedclar"}
-FORMER_MOBILE = {"fed-chs", "hier-fedavg", "fedavg"}
+MOBILE = {"fed-chs", "hier-fedavg", "fedavg", "chfl", "cfl", "sfl", "hfl-pwp"}
 FORMER_GROUP = {"group-fel", "group-fedavg", "group-fedprox", "group-scaffold", "ouea", "share",
                 "fedclar"}
 
@@ -25,7 +25,7 @@ def test_every_kind_declares_what_the_schema_used_to_list():
     for kind in algorithm_kinds():
         spec = algorithm_spec(kind)
         assert spec.USES_CLOUD == (kind in FORMER_CLOUD), kind
-        assert set(spec.WORLDS) == ({"edge", "iov", "leo"} if kind in FORMER_MOBILE
+        assert set(spec.WORLDS) == ({"edge", "iov", "leo"} if kind in MOBILE
                                     else {"edge"}), kind
         assert spec.CHARGES_COST == (kind in FORMER_GROUP), kind
 

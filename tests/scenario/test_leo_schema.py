@@ -106,13 +106,13 @@ def test_the_shipped_leo_scenarios_load(path):
 # ------------------------------------------------------------------------ refusals
 
 
-@pytest.mark.parametrize("kind", ["group-fel", "chfl", "hfl-pwp", "wrwgd"])
+@pytest.mark.parametrize("kind", ["group-fel", "hier-mo", "mll-sgd", "wrwgd"])
 def test_group_and_static_cluster_algorithms_are_refused(leo, kind):
     leo["algorithm"] = {"kind": kind}
     leo["world"]["ground_stations"] = GATEWAYS
     message = problem(leo)
     assert f"algorithm '{kind}' does not run on a leo world" in message
-    assert "fedavg, hier-fedavg, fed-chs" in message
+    assert "fedavg, hier-fedavg, fed-chs, chfl, cfl, sfl, hfl-pwp" in message
 
 
 @pytest.mark.parametrize("kind", ["fedavg", "hier-fedavg"])
