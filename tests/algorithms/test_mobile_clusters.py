@@ -4,6 +4,7 @@ exist: each draws its clients among those an edge server serves when it draws th
 import pytest
 
 from netfl import load_scenario
+from netfl.algorithms.moves import ModelMoves
 from netfl.algorithms.rounds import ClientRounds
 from netfl.errors import ScenarioError
 from netfl.runner import run_scenario
@@ -63,3 +64,23 @@ def test_hfl_pwp_per_cluster_settings_are_refused_where_clusters_move(world, fie
     name = next(iter(field))
     assert f"algorithm.{name} gives each cluster its own value" in str(caught.value)
     assert f"on a {world} world clusters change as workers move" in str(caught.value)
+
+
+@pytest.mark.parametrize("world", ["iov", "leo"])
+def test_sfl_keeps_the_model_at_an_edge_server_between_clients_where_they_move(world, tiny,
+                                                                             monkeypatch):
+    # before: the model went from client to client, and a vehicle that drove off took it along
+    moves = []
+    original = ModelMoves.carry_model
+
+    def recording(self, holder, node, round_):
+        tiers = (holder and self.world.tier(holder), self.world.tier(node))
+        after = yield from original(self, holder, node, round_)
+        moves.append((holder, node, after == node, *tiers))
+        return after
+
+    monkeypatch.setattr(ModelMoves, "carry_model", recording)
+    run_scenario(mobile(world, tiny, ALGORITHMS["sfl"]), write=False)
+    assert [m for m in moves if m[3:] == ("client", "edge") and m[2]]  # handed back
+    # every turn starts from an edge server (or, the first, from nowhere): never from a client
+    assert {m[3] for m in moves if m[4] == "client"} <= {None, "edge"}
