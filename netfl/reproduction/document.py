@@ -104,8 +104,11 @@ def host_time_block(out_dir: Path) -> str:
     if not path.is_file():
         return "No run has finished yet."
     data = json.loads(path.read_text())
-    rows = [[section, format_duration(info["total_s"]),
-             ", ".join(f"{k} {format_duration(v)}" for k, v in info["studies"].items())]
+    def shown(seconds: float) -> str:
+        return format_duration(seconds) if seconds else "none run"
+
+    rows = [[section, shown(info["total_s"]),
+             ", ".join(f"{k} {shown(v)}" for k, v in info["studies"].items())]
             for section, info in data["sections"].items()]
     rows.append(["all", format_duration(data["total_s"]), ""])
     return ("Host time of the runs (summary.json's host_time_s summed over runs; on 2 workers "

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from netfl.reproduction.document import rebuild, replace_block
+from netfl.reproduction.document import host_time_block, rebuild, replace_block
 from netfl.reproduction.execute import HOST_TIMES, run_plans
 from netfl.reproduction.plan import load_plans
 from netfl.sweep import LocalExecutor
@@ -140,3 +140,14 @@ def test_a_finding_waits_for_every_run_its_plan_asks_for(tmp_path):
     (flat.folder / "index.csv").unlink()
     verdict = finding_verdict(plan.findings[0], collect(plan.studies[0], runs))
     assert verdict.verdict == "not run" and verdict.reason == "runs done: Flat 5 of 6"
+
+
+def test_a_study_without_runs_says_so_in_the_host_times(tmp_path):
+    # before: "0 ms", as if its runs had taken no time
+    (tmp_path / HOST_TIMES).write_text(json.dumps({
+        "sections": {"chfl": {"total_s": 0.0, "studies": {"table3": 0.0}},
+                     "network": {"total_s": 90.0, "studies": {"iov": 90.0, "leo": 0.0}}},
+        "total_s": 90.0}))
+    block = host_time_block(tmp_path)
+    assert "| chfl | none run | table3 none run |" in block
+    assert "iov 1 min 30 s, leo none run" in block and "0 ms" not in block
