@@ -64,8 +64,7 @@ class CHFL(Algorithm):
         for t in range(1, spec.rounds + 1):
             started = self.env.now
             # on a mobile world, Q is drawn among the edges that serve clients as the round starts
-            serving = ([e for e in edges if self.world.primary_clients_of(e)]
-                       if self.world.mobile else edges)
+            serving = self.world.serving_edges() if self.world.mobile else edges
             for edge in visiting_order(serving, spec.edges_per_round, spec.order, rng, t - 1):
                 holder = yield from self.carry_model(holder, edge, t)
                 if holder != edge:

@@ -65,9 +65,7 @@ class HflPwp(Algorithm):
     def clusters(self) -> tuple[list[str], np.ndarray]:
         """The clusters (edge servers) and their shares m_i / m. On a mobile world, where the
         paper's fixed clusters do not exist, those serving workers now, by their workers now."""
-        edges = self.world.edge_servers
-        if self.world.mobile:
-            edges = [e for e in edges if self.world.primary_clients_of(e)]
+        edges = self.world.serving_edges() if self.world.mobile else self.world.edge_servers
         sizes = np.array([len(self.world.primary_clients_of(e)) for e in edges], dtype=float)
         return edges, (sizes / sizes.sum() if edges else sizes)  # m_i / m
 

@@ -43,8 +43,8 @@ class HierFedAvg(Algorithm):
         if self.evaluate(w, 0):
             return
         for t in range(1, spec.rounds + 1):
-            serving = self.world.edge_servers if self.world.exclusive else [
-                es for es in self.world.edge_servers if self.world.primary_clients_of(es)]
+            serving = (self.world.edge_servers if self.world.exclusive
+                       else self.world.serving_edges())
             # sample_clients draws ``count`` names of any kind (here edge servers)
             serving = self.sample_clients(serving, spec.edges_per_round)
             started = self.env.now

@@ -84,6 +84,10 @@ class World:
             return self.clients_of(edge_server)
         return [c for c in self._members[edge_server] if self.edge_of(c) == edge_server]
 
+    def serving_edges(self) -> list[str]:
+        """The edge servers that are some client's primary edge server now, in edge order."""
+        return [es for es in self.edge_servers if self.primary_clients_of(es)]
+
     def edge_of(self, client: str) -> str | None:
         """The edge server ``client`` is attached to now (its first, in a non-exclusive
         world), or None."""
