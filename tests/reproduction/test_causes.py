@@ -59,3 +59,16 @@ def test_lowest_among_compares_only_the_named_baselines(tmp_path):
     assert among.verdict == "reproduced" and "C" not in among.reason
     with pytest.raises(ValidationError, match="'among' is for rule 'lowest'"):
         Rule(kind="less", metric="m", arm="A", than="B", among=["C"])
+
+
+def test_a_channel_used_under_half_a_percent_reads_below_one_percent_not_zero(tmp_path):
+    from netfl.reproduction.causes import arm_rounds
+
+    study = Study(id="t", title="t", arms=[Arm(label="A", scenario="a.yaml")])
+    path = {"duration_s": {"p50": 1.2}, "upload_s": {"p50": 0.6}, "download_s": {"p50": 0.6}}
+    runs = [run(tmp_path, "a", seed, {"round_critical_path": path, "bottlenecks": [
+        {"channel": "c0->e0", "utilisation": u}]}) for seed, u in ((1, 0.004), (2, 0.001))]
+    results = StudyResults(study, ["A"], [""], runs={"A": {"": runs}})
+    assert arm_rounds(results, "A").channel == "c0->e0 (<1%)"
+    runs[1].summary["bottlenecks"][0]["utilisation"] = 0.012
+    assert arm_rounds(results, "A").channel == "c0->e0 (1%)"
