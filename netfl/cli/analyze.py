@@ -10,6 +10,7 @@ from rich.table import Table
 
 from netfl.cli.common import err, out
 from netfl.results.rounds import PARTS
+from netfl.sim.clock import format_share
 
 
 def analyze(
@@ -56,7 +57,7 @@ def analyze(
             out.print(f"wrote {drawn}")
     if analysis.bottlenecks:
         out.print("top bottlenecks: " + "; ".join(
-            f"{b.get('channel')} {100 * b.get('utilisation', 0):.0f}% utilised"
+            f"{b.get('channel')} {format_share(b.get('utilisation', 0))} utilised"
             for b in analysis.bottlenecks))
     if analysis.participation is not None and len(analysis.participation):
         totals = analysis.participation.drop(columns=["round", "server"]).sum()

@@ -10,7 +10,7 @@ import pandas as pd
 
 from netfl.reproduction.cells import StudyResults
 from netfl.results.rounds import PARTS
-from netfl.sim.clock import format_bits, format_duration
+from netfl.sim.clock import format_bits, format_duration, format_share
 
 
 @dataclass(frozen=True)
@@ -35,12 +35,6 @@ class ArmRounds:
         return f"{rounds}{format_duration(self.median_s)}" + (f" ({parts})" if parts else "")
 
 
-def percent(share: float) -> str:
-    """A share in [0, 1] as a whole percentage; '<1%' for one above zero that rounds to 0
-    (a channel busy for 0.4% of a run was still used: '0%' would say it was idle)."""
-    return "<1%" if 0 < share < 0.005 else f"{100 * share:.0f}%"
-
-
 def arm_rounds(results: StudyResults, arm: str) -> ArmRounds | None:
     """``arm``'s rounds from its runs' summary.json (None without a critical path)."""
     durations, parts, channels, to_target = [], {p: [] for p in PARTS}, {}, []
@@ -63,7 +57,7 @@ def arm_rounds(results: StudyResults, arm: str) -> ArmRounds | None:
     busiest = max(channels.items(), key=lambda kv: len(kv[1]), default=None)
     return ArmRounds(float(pd.Series(durations).median()),
                      [(p, s) for s, p in shares if s > 0],
-                     f"{busiest[0]} ({percent(max(busiest[1]))})" if busiest else "-",
+                     f"{busiest[0]} ({format_share(max(busiest[1]))})" if busiest else "-",
                      float(pd.Series(to_target).median()) if to_target else None)
 
 

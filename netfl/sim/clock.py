@@ -155,6 +155,13 @@ def format_bytes(nbytes: float) -> str:
     return f"{nbytes:.0f} B"
 
 
+def format_share(share: float) -> str:
+    """A share in [0, 1] as a whole percentage; '<1%' for one above zero that rounds to 0
+    (a channel busy for 0.4% of a run was still used: '0%' would say it was idle)."""
+    text = f"{100 * share:.0f}"
+    return "<1%" if share > 0 and text == "0" else f"{text}%"
+
+
 STREAM_NAMES = ("world", "network", "devices", "data", "training", "sampling")
 
 

@@ -3,7 +3,13 @@ import math
 import numpy as np
 import pytest
 
-from netfl.sim.clock import RandomStreams, format_bytes, format_duration, parse_quantity
+from netfl.sim.clock import (
+    RandomStreams,
+    format_bytes,
+    format_duration,
+    format_share,
+    parse_quantity,
+)
 
 
 @pytest.mark.parametrize(("text", "dimension", "expected"), [
@@ -64,3 +70,10 @@ def test_derived_streams_depend_only_on_their_keys():
     assert not np.array_equal(x, s.derive("training", 2, 4).random(3))
     assert s.seed_for("training") == RandomStreams(3).seed_for("training")
     assert 0 <= s.seed_for("training") < 2**63
+
+
+def test_a_share_that_rounds_to_zero_but_is_not_zero_reads_below_one_percent():
+    assert format_share(0.0) == "0%"
+    assert format_share(0.004) == "<1%"
+    assert format_share(0.005) == "<1%"  # Python rounds 0.5 to even: 0
+    assert format_share(0.012) == "1%" and format_share(0.93) == "93%"
