@@ -35,10 +35,13 @@ class ArmRounds:
         return f"{rounds}{format_duration(self.median_s)}" + (f" ({parts})" if parts else "")
 
 
-def arm_rounds(results: StudyResults, arm: str) -> ArmRounds | None:
-    """``arm``'s rounds from its runs' summary.json (None without a critical path)."""
+def arm_rounds(results: StudyResults, arm: str, point: str | None = None) -> ArmRounds | None:
+    """``arm``'s rounds from its runs' summary.json, at one setting (``point``) or over all of
+    them (None without a critical path)."""
     durations, parts, channels, to_target = [], {p: [] for p in PARTS}, {}, []
-    for run in results.arm_runs(arm):
+    runs = (results.arm_runs(arm) if point is None
+            else results.runs.get(arm, {}).get(point, []))
+    for run in runs:
         summary = run.summary
         path = summary.get("round_critical_path") or {}
         if "duration_s" not in path:

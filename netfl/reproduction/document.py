@@ -83,7 +83,7 @@ def section_block(plan: Plan, out_dir: Path, doc: Path, figures: Path, quick: bo
         rounds = round_table(results)
         if rounds:
             parts.append("Why the rounds took as long as they did (each run's median round, "
-                         "median over the runs):\n")
+                         "median over the row's runs):\n")
             parts.append(rounds + "\n")
         prefix = f"{plan.section}-{study.id}"
         for caption, path in study_figures(results, figures, prefix):

@@ -106,19 +106,23 @@ def markdown_rows(head: list[str], rows: list[list[str]]) -> str:
 
 
 def round_table(results: StudyResults) -> str:
-    """Per arm (over its runs at every point): the median round's duration, its critical path's
-    two largest parts, and the busiest channel with its utilisation, from summary.json."""
+    """Per arm, and per setting where the study has several (a setting's rounds can differ by
+    orders of magnitude: a rate sweep), over its runs: the median round's duration, its
+    critical path's two largest parts, and the busiest channel with its utilisation, from
+    summary.json."""
+    settings = len(results.points) > 1
     rows = []
     for arm in results.arms:
-        rounds = arm_rounds(results, arm)
-        if rounds is None:
-            continue
-        rows.append([arm, format_duration(rounds.median_s), rounds.parts_text() or "-",
-                     rounds.channel])
+        for point in results.points if settings else [None]:
+            rounds = arm_rounds(results, arm, point)
+            if rounds is None:
+                continue
+            rows.append([arm, *([point] if settings else []), format_duration(rounds.median_s),
+                         rounds.parts_text() or "-", rounds.channel])
     if not rows:
         return ""
-    return markdown_rows(["arm", "median round", "its largest parts (p50)",
-                          "busiest channel (utilisation)"], rows)
+    return markdown_rows(["arm", *(["setting"] if settings else []), "median round",
+                          "its largest parts (p50)", "busiest channel (utilisation)"], rows)
 
 
 TIME_METRICS = ("time_to_target_s", "sim_time_s")
@@ -144,7 +148,10 @@ def finding_verdict(finding: Finding, results: StudyResults) -> Verdict:
                if (traffic := arm_traffic(results, arm)) is not None]
     if not why:
         return verdict
-    return Verdict(verdict.verdict, verdict.reason, verdict.comparisons, why="; ".join(why))
+    pooled = (f"medians over the runs of all {len(results.points)} settings: "
+              if len(results.points) > 1 else "")
+    return Verdict(verdict.verdict, verdict.reason, verdict.comparisons,
+                   why=pooled + "; ".join(why))
 
 
 def compared(finding: Finding, results: StudyResults) -> list[str]:

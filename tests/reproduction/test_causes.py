@@ -72,3 +72,33 @@ def test_a_channel_used_under_half_a_percent_reads_below_one_percent_not_zero(tm
     assert arm_rounds(results, "A").channel == "c0->e0 (<1%)"
     runs[1].summary["bottlenecks"][0]["utilisation"] = 0.012
     assert arm_rounds(results, "A").channel == "c0->e0 (1%)"
+
+
+def test_a_study_with_settings_shows_each_settings_rounds_and_says_where_it_pools(tmp_path):
+    from netfl.reproduction.plan import Finding, Rule
+    from netfl.reproduction.render import finding_verdict, round_table
+
+    study = Study(id="t", title="t", arms=[Arm(label=a, scenario="x.yaml") for a in "AB"])
+
+    def at(arm, point, seed, round_s):
+        path = {"duration_s": {"p50": round_s}, "upload_s": {"p50": round_s}}
+        r = run(tmp_path, f"{arm}-{point}", seed, {"round_critical_path": path})
+        r.row["time_to_target_s"] = 10 * round_s
+        return r
+
+    # a rate sweep: the slow setting's rounds are 100x the fast one's
+    runs = {arm: {point: [at(arm, point, seed, s * (2 if arm == "B" else 1)) for seed in (1, 2, 3)]
+                  for point, s in (("2 Mbps", 50.0), ("2 Gbps", 0.5))} for arm in "AB"}
+    results = StudyResults(study, list("AB"), ["2 Mbps", "2 Gbps"], runs=runs,
+                           expected={"A": 6, "B": 6})
+    table = round_table(results)
+    assert "| A | 2 Mbps | 50.0 s |" in table and "| A | 2 Gbps | 500 ms |" in table
+    assert "| B | 2 Mbps | 1 min 40 s |" in table
+    finding = Finding(id="f", claim="A is sooner", study="t",
+                      rule=Rule(kind="less", metric="time_to_target_s", arm="A", than="B"))
+    assert finding_verdict(finding, results).why.startswith(
+        "medians over the runs of all 2 settings: A: rounds of")
+    one = StudyResults(study, list("AB"), ["2 Mbps"],
+                       runs={a: {"2 Mbps": runs[a]["2 Mbps"]} for a in "AB"},
+                       expected={"A": 3, "B": 3})
+    assert "setting" not in round_table(one) and "| A | 50.0 s |" in round_table(one)

@@ -91,7 +91,8 @@ def test_a_plan_runs_resumes_and_rebuilds_its_document(tmp_path):
     assert finding.id == "sooner" and verdict.verdict == "reproduced"
     assert f"| {finding.claim} | **reproduced** |" in text
     # a claim about time says why: each arm's rounds and their critical path's largest parts
-    assert "Why: Hier: " in verdict.explained and "; Flat: " in verdict.why
+    assert ("Why: medians over the runs of all 2 settings: Hier: " in verdict.explained
+            and "; Flat: " in verdict.why)
     assert "rounds of" in verdict.why and "upload" in verdict.why
     assert "Why" not in verdict.reason  # the summary table shows the measurement alone
     assert f"| **reproduced** | {verdict.reason} |" in text
