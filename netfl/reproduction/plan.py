@@ -19,7 +19,7 @@ A plan is a YAML file under ``scenarios/reproduction/`` (docs/reproduction.md sh
           arms: {CHFL: ../chfl/short-chfl.yaml, SFL: ../chfl/short-sfl.yaml}
         metrics: [local_steps_to_target, time_to_target_s]
         paper: {metric: local_steps_to_target, values: {CHFL: {"2": 7200}, SFL: {"2": 4400}}}
-        figures: [time, bits]              # accuracy against simulated time / bits, seed bands
+        figures: [time, bits]              # accuracy against simulated time / bits / cost, seed bands
     findings:
       - id: chfl-faster
         claim: CHFL reaches the target in less simulated time than SFL
@@ -90,10 +90,11 @@ class PaperValues(_Strict):
 
 
 class Figure(_Strict):
-    """``time``/``bits``: accuracy against simulated time or bits, seed bands, one per grid
-    point. ``crossover``: ``metric`` against the grid key ``x``, one line per arm."""
+    """``time``/``bits``/``cost``: accuracy against simulated time, bits or the learning cost
+    (a scenario's ``cost`` model, Group-FEL's eq. (5)), seed bands, one per grid point.
+    ``crossover``: ``metric`` against the grid key ``x``, one line per arm."""
 
-    kind: Literal["time", "bits", "crossover"]
+    kind: Literal["time", "bits", "cost", "crossover"]
     x: str | None = None
     metric: str = "time_to_target_s"
     log_x: bool = True
@@ -115,7 +116,7 @@ class Study(_Strict):
     metrics: list[str] = ["bits_to_target", "time_to_target_s", "rounds_to_target",
                           "final_accuracy"]
     paper: PaperValues | None = None
-    figures: list[Figure | Literal["time", "bits"]] = ["time"]
+    figures: list[Figure | Literal["time", "bits", "cost"]] = ["time"]
     note: str = ""
 
     @model_validator(mode="after")

@@ -198,8 +198,15 @@ def _curves(results: StudyResults, arm: str, point: str, x: str) -> pd.DataFrame
             continue
         frame = pd.read_csv(metrics)
         frame["bits_total"] = frame["bytes_total"] * 8.0
+        if frame["cost_total"].notna().any():  # a cost model: nothing is spent before round 1
+            frame.loc[frame["round"] == 0, "cost_total"] = 0.0
         frames.append(frame)
     return band(frames, x)
+
+
+# a curve figure's kind -> (the metrics column on its x axis, its caption's words)
+CURVE_AXES = {"time": ("sim_time_s", "simulated time"), "bits": ("bits_total", "bits"),
+              "cost": ("cost_total", "learning cost")}
 
 
 def study_figures(results: StudyResults, folder: Path, prefix: str) -> list[tuple[str, Path]]:
@@ -214,16 +221,16 @@ def study_figures(results: StudyResults, folder: Path, prefix: str) -> list[tupl
             if crossover_figure(results, spec, path):
                 written.append((f"{FORMATS[spec.metric][0]} against {spec.x}", path))
             continue
-        x = "sim_time_s" if spec.kind == "time" else "bits_total"
+        x, against = CURVE_AXES[spec.kind]
         for point in results.points:
-            curves = {arm: _curves(results, arm, point, x) for arm in results.arms
-                      if results.runs.get(arm, {}).get(point)}
-            if not curves:
+            curves = {arm: curve for arm in results.arms
+                      if results.runs.get(arm, {}).get(point)
+                      and len(curve := _curves(results, arm, point, x))}
+            if not curves:  # not run yet, or (cost) no run has a cost model
                 continue
             name = f"{prefix}-{spec.kind}" + (f"-{slug(point)}" if point else "") + ".png"
             title = f"{study.title}" + (f" ({point})" if point else "")
             plot_bands(curves, x, folder / name, title, target)
-            against = "simulated time" if spec.kind == "time" else "bits"
             written.append((f"accuracy against {against}" + (f", {point}" if point else ""),
                             folder / name))
     return written
