@@ -19,7 +19,7 @@ A plan is a YAML file under ``scenarios/reproduction/`` (docs/reproduction.md sh
           arms: {CHFL: ../chfl/short-chfl.yaml, SFL: ../chfl/short-sfl.yaml}
         metrics: [local_steps_to_target, time_to_target_s]
         paper: {metric: local_steps_to_target, values: {CHFL: {"2": 7200}, SFL: {"2": 4400}}}
-        figures: [time, bits]              # accuracy against simulated time / bits / cost, seed bands
+        figures: [time, bits]              # accuracy against time / bits / cost, seed bands
     findings:
       - id: chfl-faster
         claim: CHFL reaches the target in less simulated time than SFL
