@@ -68,10 +68,11 @@ def section_block(plan: Plan, out_dir: Path, doc: Path, figures: Path, quick: bo
         seeds = f"{counts[0]}-{counts[-1]}" if len(counts) > 1 else str(counts[0])
         parts.append(f"#### {study.title}\n")
         settings = (f", {len(study.points)} settings" if study.points else "")
-        parts.append(f"{results.count()} runs done ({len(study.arms)} arms{settings}, {seeds} "
-                     f"seeds per point" + (f"; grid {', '.join(study.grid)}" if study.grid
-                                           else "")
-                     + "). Each cell: mean ± 95% interval (Student t) over the seeds.\n")
+        per_point = f"{seeds} seed{'' if seeds == '1' else 's'} per point"
+        grid = f"; grid {', '.join(study.grid)}" if study.grid else ""
+        parts.append(f"{results.count()} runs done ({len(study.arms)} arms{settings}, "
+                     f"{per_point}{grid}). Each cell: mean ± 95% interval (Student t) over the "
+                     "seeds.\n")
         if study.note:
             parts.append(study.note.strip() + "\n")
         parts.append(study_table(results) + "\n")
