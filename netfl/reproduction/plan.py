@@ -151,12 +151,14 @@ class Rule(_Strict):
       arms ``among`` names (the baselines the paper compares it with, where the study has more);
     * ``less``: ``arm``'s ``metric`` is below ``than``'s at every grid point;
     * ``ratio``: ``than``'s metric over ``arm``'s is at least ``at_least`` at every point;
-    * ``within``: ``arm``'s metric is within ``tolerance`` (absolute) of ``than``'s.
+    * ``within``: ``arm``'s metric is within ``tolerance`` (absolute) of ``than``'s;
+    * ``comparable``: ``arm`` is comparable or superior to every other arm (or those ``among``
+      names) at every grid point: never worse than one by more than ``tolerance`` (absolute).
 
     A run that never reached its target counts as worse than any that did (time, bits and
     steps to target)."""
 
-    kind: Literal["lowest", "less", "ratio", "within"]
+    kind: Literal["lowest", "less", "ratio", "within", "comparable"]
     metric: str
     arm: str
     than: str | None = None
@@ -167,12 +169,13 @@ class Rule(_Strict):
 
     @model_validator(mode="after")
     def _complete(self) -> Rule:
-        if self.among and self.kind != "lowest":
-            raise ValueError(f"'among' is for rule 'lowest', not {self.kind!r}")
+        if self.among and self.kind not in ("lowest", "comparable"):
+            raise ValueError(f"'among' is for rules 'lowest' and 'comparable', not "
+                             f"{self.kind!r}")
         if self.kind in ("less", "ratio", "within") and not self.than:
             raise ValueError(f"rule {self.kind!r} needs 'than'")
-        if self.kind == "within" and self.tolerance is None:
-            raise ValueError("rule 'within' needs 'tolerance'")
+        if self.kind in ("within", "comparable") and self.tolerance is None:
+            raise ValueError(f"rule {self.kind!r} needs 'tolerance'")
         if self.kind == "ratio" and self.at_least is None:
             raise ValueError("rule 'ratio' needs 'at_least'")
         return self

@@ -17,6 +17,9 @@ accuracies (higher is better), whose seed effect adds.
 * ``not reproduced``: the direction fails at some point (the reason names where and by how much);
 * ``not run``: no results for some arm.
 
+A ``comparable`` claim ("comparable or superior") tests that an arm is never worse than
+another by more than a tolerance: reproduced where every paired interval clears it.
+
 A point where neither arm reached the target says nothing about which reaches it sooner: it is
 **untested**, left out of the verdict and named in its reason. A finding with no tested point at
 all is not reproduced (the target was out of both arms' reach everywhere).
@@ -171,6 +174,35 @@ def within(values: dict[str, dict[str, Seeds]], arm: str, than: str,
         comparisons.append(Comparison(point, close, inside, None,
                                       f"{point or 'all'}: {arm} - {than} = {paired.mean:+.4g}"
                                       f"{half} (tolerance {tolerance:g})"))
+    return judge(comparisons)
+
+
+def comparable(values: dict[str, dict[str, Seeds]], arm: str, tolerance: float,
+               higher_is_better: bool = False) -> Verdict:
+    """``arm`` comparable or superior to every other arm at every point: never worse than one
+    by more than ``tolerance`` (absolute, paired over the seeds). Reproduced where every paired
+    difference's 95% interval stays on the right side of -tolerance, in direction only where
+    only its mean does."""
+    others = [name for name in values if name != arm]
+    if not values.get(arm) or not others:
+        return Verdict(NOT_RUN, f"no results for {arm}" if not values.get(arm)
+                       else "no other arm has results")
+    sign = 1.0 if higher_is_better else -1.0  # sign * (arm - other) >= -tolerance: comparable
+    comparisons = []
+    for other in others:
+        for point in [p for p in values[arm] if p in values[other]]:
+            paired = paired_difference(values[arm][point], values[other][point])
+            if paired.n == 0:
+                comparisons.append(Comparison(point, False, False, None,
+                                              f"{point or 'all'}: no seed with both"))
+                continue
+            margin = sign * paired.mean
+            worst = margin - paired.half if not math.isnan(paired.half) else math.nan
+            half = "" if math.isnan(paired.half) else f" ± {paired.half:.4g}"
+            comparisons.append(Comparison(
+                point, margin >= -tolerance, worst >= -tolerance, None,
+                f"{point or 'all'}: {arm} - {other} = {paired.mean:+.4g}{half} "
+                f"(tolerance {tolerance:g})"))
     return judge(comparisons)
 
 

@@ -57,7 +57,7 @@ def test_lowest_among_compares_only_the_named_baselines(tmp_path):
     assert verdict().verdict == "not reproduced"  # C needs fewer
     among = verdict(among=["B"])
     assert among.verdict == "reproduced" and "C" not in among.reason
-    with pytest.raises(ValidationError, match="'among' is for rule 'lowest'"):
+    with pytest.raises(ValidationError, match="'among' is for rules 'lowest' and 'comparable'"):
         Rule(kind="less", metric="m", arm="A", than="B", among=["C"])
 
 

@@ -13,6 +13,7 @@ from netfl.reproduction.verdicts import (
     NOT_REPRODUCED,
     NOT_RUN,
     REPRODUCED,
+    comparable,
     compare,
     less,
     lowest,
@@ -154,3 +155,33 @@ def test_a_finding_untested_everywhere_is_not_reproduced():
     never = {1: None, 2: None}
     verdict = less({"A": {"": never}, "B": {"": never}}, "A", "B")
     assert verdict.verdict == NOT_REPRODUCED and "neither A nor B" in verdict.reason
+
+
+def test_comparable_or_superior_allows_a_small_loss_but_not_a_large_one():
+    acc = {"A": {"x": {1: 0.880, 2: 0.885, 3: 0.882}, "y": {1: 0.90, 2: 0.91, 3: 0.905}},
+           "B": {"x": {1: 0.884, 2: 0.888, 3: 0.886}, "y": {1: 0.85, 2: 0.86, 3: 0.855}}}
+    # A is 0.4 points below B at x (inside a 1-point tolerance, and so is its interval) and
+    # 5 points above at y: comparable or superior everywhere
+    verdict = comparable(acc, "A", 0.01, higher_is_better=True)
+    assert verdict.verdict == REPRODUCED and "x: A - B = -0.003667" in verdict.reason
+    # strictly best, it is not: the same data fail 'lowest'
+    assert lowest(acc, "A", higher_is_better=True).verdict == NOT_REPRODUCED
+    acc["B"]["x"] = {1: 0.90, 2: 0.90, 3: 0.90}  # now 1.8 points below: not comparable
+    failed = comparable(acc, "A", 0.01, higher_is_better=True)
+    assert failed.verdict == NOT_REPRODUCED and "x: A - B = -0.01767" in failed.reason
+
+
+def test_comparable_within_tolerance_on_the_mean_only_is_direction_only():
+    acc = {"A": {"": {1: 0.880, 2: 0.900}}, "B": {"": {1: 0.895, 2: 0.890}}}
+    # mean difference -0.25 points, but two seeds that disagree: the interval reaches far below
+    verdict = comparable(acc, "A", 0.01, higher_is_better=True)
+    assert verdict.verdict == DIRECTION
+    one = {"A": {"": {1: 0.88}}, "B": {"": {1: 0.885}}}  # one seed: no interval
+    assert comparable(one, "A", 0.01, higher_is_better=True).verdict == DIRECTION
+
+
+def test_comparable_on_a_cost_is_never_above_it_by_more_than_the_tolerance():
+    steps = {"A": {"": {1: 105.0, 2: 104.0, 3: 106.0}}, "B": {"": {1: 100.0, 2: 100.0, 3: 101.0}}}
+    assert comparable(steps, "A", 10.0).verdict == REPRODUCED
+    assert comparable(steps, "A", 2.0).verdict == NOT_REPRODUCED
+    assert comparable({"A": steps["A"]}, "A", 1.0).verdict == NOT_RUN
