@@ -153,12 +153,15 @@ class Rule(_Strict):
     * ``ratio``: ``than``'s metric over ``arm``'s is at least ``at_least`` at every point;
     * ``within``: ``arm``'s metric is within ``tolerance`` (absolute) of ``than``'s;
     * ``comparable``: ``arm`` is comparable or superior to every other arm (or those ``among``
-      names) at every grid point: never worse than one by more than ``tolerance`` (absolute).
+      names) at every grid point: never worse than one by more than ``tolerance`` (absolute);
+    * ``across``: one arm across settings: at each pair ``[a, b]`` of ``settings`` (named
+      points of the study), ``arm`` does better at a than at b (a claim about the data, such as
+      "inter-edge heterogeneity hurts more than intra-edge").
 
     A run that never reached its target counts as worse than any that did (time, bits and
     steps to target)."""
 
-    kind: Literal["lowest", "less", "ratio", "within", "comparable"]
+    kind: Literal["lowest", "less", "ratio", "within", "comparable", "across"]
     metric: str
     arm: str
     than: str | None = None
@@ -166,9 +169,13 @@ class Rule(_Strict):
     tolerance: float | None = Field(None, gt=0)
     higher_is_better: bool = False
     among: list[str] = []
+    settings: list[tuple[str, str]] = []
 
     @model_validator(mode="after")
     def _complete(self) -> Rule:
+        if (self.kind == "across") != bool(self.settings):
+            raise ValueError("rule 'across' (and only it) needs 'settings': pairs [a, b] of "
+                             "named points, the arm doing better at a")
         if self.among and self.kind not in ("lowest", "comparable"):
             raise ValueError(f"'among' is for rules 'lowest' and 'comparable', not "
                              f"{self.kind!r}")
@@ -213,6 +220,11 @@ class Plan(_Strict):
                 if name is not None and name not in labels:
                     raise ValueError(f"finding {finding.id!r}: {name!r} is not an arm of "
                                      f"{study.id!r} ({labels})")
+            points = [p.label for p in study.points]
+            for name in (n for pair in finding.rule.settings for n in pair):
+                if name not in points:
+                    raise ValueError(f"finding {finding.id!r}: {name!r} is not a named point "
+                                     f"of {study.id!r} ({points})")
         return self
 
     def study(self, study_id: str) -> Study:

@@ -18,7 +18,15 @@ from netfl.reproduction.causes import arm_rounds, arm_traffic
 from netfl.reproduction.cells import StudyResults
 from netfl.reproduction.execute import slug
 from netfl.reproduction.plan import Figure, Finding, Study
-from netfl.reproduction.verdicts import NOT_RUN, Verdict, comparable, less, lowest, within
+from netfl.reproduction.verdicts import (
+    NOT_RUN,
+    Verdict,
+    across,
+    comparable,
+    less,
+    lowest,
+    within,
+)
 from netfl.results.compare import band
 from netfl.results.intervals import Interval, format_interval, t_interval
 from netfl.results.plots import plot_bands, wrap_title
@@ -158,6 +166,8 @@ def compared(finding: Finding, results: StudyResults) -> list[str]:
     """The arms a finding compares: its two, or for ``lowest`` its arm and ``among`` (default:
     every arm of the study)."""
     rule = finding.rule
+    if rule.kind == "across":
+        return [rule.arm]
     if rule.kind not in ("lowest", "comparable"):
         return [rule.arm, rule.than]
     return [rule.arm, *rule.among] if rule.among else list(results.arms)
@@ -176,6 +186,8 @@ def _rule_verdict(finding: Finding, results: StudyResults) -> Verdict:
         return lowest(values, rule.arm, rule.higher_is_better)
     if rule.kind == "comparable":
         return comparable(values, rule.arm, rule.tolerance, rule.higher_is_better)
+    if rule.kind == "across":
+        return across(values, rule.arm, rule.settings, rule.higher_is_better)
     if rule.kind == "within":
         return within(values, rule.arm, rule.than, rule.tolerance)
     return less(values, rule.arm, rule.than, rule.higher_is_better,

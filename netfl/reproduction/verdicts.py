@@ -206,6 +206,18 @@ def comparable(values: dict[str, dict[str, Seeds]], arm: str, tolerance: float,
     return judge(comparisons)
 
 
+def across(values: dict[str, dict[str, Seeds]], arm: str, settings: list[tuple[str, str]],
+           higher_is_better: bool = False) -> Verdict:
+    """``arm`` better at a than at b for every pair (a, b) of ``settings`` (its points), paired
+    over the seeds as arms are (a seed draws both settings' worlds)."""
+    by_point = values.get(arm) or {}
+    missing = sorted({p for pair in settings for p in pair} - set(by_point))
+    if missing:
+        return Verdict(NOT_RUN, f"no results for {arm} at {', '.join(missing)}")
+    return judge([compare(f"{a} against {b}", by_point[a], by_point[b], a, b, higher_is_better)
+                  for a, b in settings])
+
+
 def lowest(values: dict[str, dict[str, Seeds]], arm: str,
            higher_is_better: bool = False) -> Verdict:
     """``arm`` better than every other arm at every point."""

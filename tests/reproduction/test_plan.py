@@ -114,3 +114,21 @@ def test_the_quick_mode_runs_only_the_short_files_it_names(tmp_path):
     assert {r.seeds for r in full if r.point not in ("p_c=2", "p_c=5", "p_g=5")} == {2}
     assert {r.seeds for r in full if r.point in ("p_c=5", "p_g=5")} == {1}  # shown, not judged
     assert yaml.safe_load((PLANS / "chfl.yaml").read_text())["section"] == "chfl"
+
+
+def test_an_across_rule_names_pairs_of_the_studys_named_points(tmp_path):
+    from pydantic import ValidationError
+
+    from netfl.reproduction.plan import Plan, Rule
+
+    with pytest.raises(ValidationError, match="rule 'across' .* needs 'settings'"):
+        Rule(kind="across", metric="final_accuracy", arm="A")
+    with pytest.raises(ValidationError, match="needs 'settings'"):
+        Rule(kind="less", metric="final_accuracy", arm="A", than="B", settings=[("x", "y")])
+    study = {"id": "t", "title": "t", "arms": [{"label": "A", "scenario": "a.yaml"}],
+             "points": [{"label": "p_c=1", "set": ["x=1"]}, {"label": "p_g=1", "set": ["x=2"]}]}
+    rule = {"kind": "across", "metric": "final_accuracy", "arm": "A",
+            "settings": [["p_c=1", "p_g=2"]]}
+    with pytest.raises(ValidationError, match="'p_g=2' is not a named point of 't'"):
+        Plan(section="s", title="s", studies=[study],
+             findings=[{"id": "f", "claim": "c", "study": "t", "rule": rule}])

@@ -13,6 +13,7 @@ from netfl.reproduction.verdicts import (
     NOT_REPRODUCED,
     NOT_RUN,
     REPRODUCED,
+    across,
     comparable,
     compare,
     less,
@@ -185,3 +186,13 @@ def test_comparable_on_a_cost_is_never_above_it_by_more_than_the_tolerance():
     assert comparable(steps, "A", 10.0).verdict == REPRODUCED
     assert comparable(steps, "A", 2.0).verdict == NOT_REPRODUCED
     assert comparable({"A": steps["A"]}, "A", 1.0).verdict == NOT_RUN
+
+
+def test_across_settings_compares_one_arm_with_itself_pair_by_pair():
+    steps = {"A": {"p_c=1": {1: 100.0, 2: 120.0, 3: 110.0}, "p_g=1": {1: 150.0, 2: 170.0, 3: 160.0},
+                   "p_c=2": {1: 80.0, 2: 90.0}, "p_g=2": {1: 70.0, 2: 95.0}}}
+    both = across(steps, "A", [("p_c=1", "p_g=1"), ("p_c=2", "p_g=2")])
+    assert both.verdict == NOT_REPRODUCED and "p_c=2 against p_g=2" in both.reason
+    one = across(steps, "A", [("p_c=1", "p_g=1")])
+    assert one.verdict == REPRODUCED and "p_g=1/p_c=1 = 1.45x" in one.reason
+    assert across(steps, "A", [("p_c=1", "p_g=5")]).verdict == NOT_RUN
