@@ -212,7 +212,7 @@ def _curves(results: StudyResults, arm: str, point: str, x: str) -> pd.DataFrame
             continue
         frame = pd.read_csv(metrics)
         frame["bits_total"] = frame["bytes_total"] * 8.0
-        if frame["cost_total"].notna().any():  # a cost model: nothing is spent before round 1
+        if "cost_total" in frame and frame["cost_total"].notna().any():  # spent from round 1
             frame.loc[frame["round"] == 0, "cost_total"] = 0.0
         frames.append(frame)
     return band(frames, x)
