@@ -28,6 +28,7 @@ all is not reproduced (the target was out of both arms' reach everywhere).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from netfl.results.intervals import (
@@ -153,6 +154,22 @@ def less(values: dict[str, dict[str, Seeds]], arm: str, than: str,
                   for p in points], at_least)
 
 
+def _against_tolerance(point: str, a: Seeds, b: Seeds, name_a: str, name_b: str,
+                       tolerance: float,
+                       test: Callable[[Interval], tuple[bool, bool]]) -> Comparison:
+    """A - B paired over the seeds at one point, judged by ``test`` (its interval -> whether
+    the mean, and whether the whole 95% interval, meets the claim; an interval of one seed has
+    NaN ends, which meet nothing)."""
+    paired = paired_difference(a, b)
+    if paired.n == 0:
+        return Comparison(point, False, False, None, f"{point or 'all'}: no seed with both")
+    holds, significant = test(paired)
+    half = "" if math.isnan(paired.half) else f" ± {paired.half:.4g}"
+    return Comparison(point, holds, significant, None,
+                      f"{point or 'all'}: {name_a} - {name_b} = {paired.mean:+.4g}{half} "
+                      f"(tolerance {tolerance:g})")
+
+
 def within(values: dict[str, dict[str, Seeds]], arm: str, than: str,
            tolerance: float) -> Verdict:
     """``arm`` within ``tolerance`` of ``than`` (absolute) at every point: reproduced where the
@@ -160,21 +177,13 @@ def within(values: dict[str, dict[str, Seeds]], arm: str, than: str,
     mean does."""
     if not values.get(arm) or not values.get(than):
         return Verdict(NOT_RUN, f"no results for {arm if not values.get(arm) else than}")
-    comparisons = []
-    for point in [p for p in values[arm] if p in values[than]]:
-        paired = paired_difference(values[arm][point], values[than][point])
-        if paired.n == 0:
-            comparisons.append(Comparison(point, False, False, None,
-                                          f"{point or 'all'}: no seed with both"))
-            continue
-        close = abs(paired.mean) <= tolerance
-        inside = (not math.isnan(paired.half) and paired.low >= -tolerance
-                  and paired.high <= tolerance)
-        half = "" if math.isnan(paired.half) else f" ± {paired.half:.4g}"
-        comparisons.append(Comparison(point, close, inside, None,
-                                      f"{point or 'all'}: {arm} - {than} = {paired.mean:+.4g}"
-                                      f"{half} (tolerance {tolerance:g})"))
-    return judge(comparisons)
+
+    def inside(d: Interval) -> tuple[bool, bool]:
+        return abs(d.mean) <= tolerance, d.low >= -tolerance and d.high <= tolerance
+
+    return judge([_against_tolerance(p, values[arm][p], values[than][p], arm, than, tolerance,
+                                     inside)
+                  for p in values[arm] if p in values[than]])
 
 
 def comparable(values: dict[str, dict[str, Seeds]], arm: str, tolerance: float,
@@ -188,22 +197,13 @@ def comparable(values: dict[str, dict[str, Seeds]], arm: str, tolerance: float,
         return Verdict(NOT_RUN, f"no results for {arm}" if not values.get(arm)
                        else "no other arm has results")
     sign = 1.0 if higher_is_better else -1.0  # sign * (arm - other) >= -tolerance: comparable
-    comparisons = []
-    for other in others:
-        for point in [p for p in values[arm] if p in values[other]]:
-            paired = paired_difference(values[arm][point], values[other][point])
-            if paired.n == 0:
-                comparisons.append(Comparison(point, False, False, None,
-                                              f"{point or 'all'}: no seed with both"))
-                continue
-            margin = sign * paired.mean
-            worst = margin - paired.half if not math.isnan(paired.half) else math.nan
-            half = "" if math.isnan(paired.half) else f" ± {paired.half:.4g}"
-            comparisons.append(Comparison(
-                point, margin >= -tolerance, worst >= -tolerance, None,
-                f"{point or 'all'}: {arm} - {other} = {paired.mean:+.4g}{half} "
-                f"(tolerance {tolerance:g})"))
-    return judge(comparisons)
+
+    def not_worse(d: Interval) -> tuple[bool, bool]:
+        return sign * d.mean >= -tolerance, sign * d.mean - d.half >= -tolerance
+
+    return judge([_against_tolerance(p, values[arm][p], values[other][p], arm, other,
+                                     tolerance, not_worse)
+                  for other in others for p in values[arm] if p in values[other]])
 
 
 def across(values: dict[str, dict[str, Seeds]], arm: str, settings: list[tuple[str, str]],
