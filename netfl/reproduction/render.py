@@ -56,7 +56,8 @@ FORMATS = {"bits_to_target": ("bits to target", format_bits),
 
 
 def metric_cell(values: dict[int, float | None], metric: str) -> str:
-    """Mean ± 95% interval over the seeds; for a to-target metric, how many runs reached it
+    """Mean ± 95% interval over the seeds (one value: the value alone, which the table's
+    caption explains once, not in every cell); for a to-target metric, how many runs reached it
     where not all did, and 'not reached' where none did."""
     _label, fmt = FORMATS[metric]
     reached = [v for v in values.values() if v is not None]
@@ -64,7 +65,7 @@ def metric_cell(values: dict[int, float | None], metric: str) -> str:
         return "not run"
     if not reached:
         return f"not reached (0/{len(values)})" if metric in TO_TARGET else "-"
-    text = format_interval(t_interval(reached), fmt)
+    text = fmt(reached[0]) if len(reached) == 1 else format_interval(t_interval(reached), fmt)
     if len(reached) < len(values):
         text += f" ({len(reached)}/{len(values)} reached)"
     return text

@@ -83,6 +83,7 @@ def test_a_plan_runs_resumes_and_rebuilds_its_document(tmp_path):
     assert "Hand-written prose." in text and "Closing words." in text
     assert "| arm | setting | algorithm.local_steps | runs | time to target |" in text
     assert "| Hier | fast | 2 | 3 |" in text and "| Flat | fast | 4 | 3 |" in text
+    assert "a cell of one run" not in text  # said only where a row has one run
     assert "paper: time to target" in text and "| 1.5" in text
     assert "Why the rounds took as long as they did" in text
     assert "\n*Flat*: runs unlike the others\n" in text  # an arm's note, under its table
