@@ -62,8 +62,12 @@ class StudyResults:
                       for point, runs in by_point.items()}
                 for arm, by_point in self.runs.items()}
 
+    def row_sizes(self) -> list[int]:
+        """The number of done runs in each arm-and-point row of the study's table."""
+        return [len(r) for by_point in self.runs.values() for r in by_point.values()]
+
     def count(self) -> int:
-        return sum(len(r) for by_point in self.runs.values() for r in by_point.values())
+        return sum(self.row_sizes())
 
     def done(self, arm: str) -> int:
         """How many of ``arm``'s runs are done."""

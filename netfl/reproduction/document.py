@@ -70,8 +70,7 @@ def section_block(plan: Plan, out_dir: Path, doc: Path, figures: Path, quick: bo
         settings = (f", {len(study.points)} settings" if study.points else "")
         per_point = f"{seeds} seed{'' if seeds == '1' else 's'} per point"
         grid = f"; grid {', '.join(study.grid)}" if study.grid else ""
-        one_run = any(len(runs) == 1 for by_point in results.runs.values()
-                      for runs in by_point.values())
+        one_run = 1 in results.row_sizes()
         parts.append(f"{results.count()} runs done ({len(study.arms)} arms{settings}, "
                      f"{per_point}{grid}). Each cell: mean ± 95% interval (Student t) over the "
                      "seeds" + ("; a cell of one run is its value, with no interval"
