@@ -99,7 +99,7 @@ def reproduce(
 ) -> None:
     """Run the reproduction's sweeps (resuming: finished runs are kept) and rebuild the
     document's generated blocks. Exit 1 if a run failed, 2 for an invalid plan."""
-    from netfl.reproduction.document import rebuild
+    from netfl.reproduction.document import kept_sections, rebuild
     from netfl.reproduction.execute import run_plans
     from netfl.reproduction.plan import load_plans
     from netfl.sweep import DaskExecutor, LocalExecutor
@@ -132,6 +132,9 @@ def reproduce(
             failed = sum(len(r.failed) for _run, r in results)
         # the whole page, whichever sections ran: its verdict table spans every paper
         every = load_plans(plans_dir) if sections else plans
+        for plan in kept_sections(every, folder, document, quick):
+            err.print(f"{plan.section}: no run in {folder}; its block in {document} is kept "
+                      f"as rendered from results elsewhere")
         verdicts = rebuild(every, folder, document, figures, quick)
     except NetflError as exc:
         raise fail(exc) from None

@@ -10,7 +10,11 @@ around generated blocks, each between two markers::
     <!-- reproduction:host-times -->      host time per section, from host_times.json
 
 Rebuilding replaces what is between the markers and nothing else; a block the document lacks is
-appended at its end. The document is written whole to a temporary file and renamed.
+appended at its end. A section with no runs at all in the results folder, whose block the
+document already fills, is kept as it is, with its rows of the verdict and host-time tables:
+its results live elsewhere (rendered on another machine, or in a results folder since lost), and
+an empty folder is no evidence against them. The document is written whole to a temporary file
+and renamed.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import re
 from pathlib import Path
 
 from netfl.reproduction.cells import collect
-from netfl.reproduction.execute import HOST_TIMES, arm_runs, write_host_times
+from netfl.reproduction.execute import HOST_TIMES, arm_runs, study_rows, write_host_times
 from netfl.reproduction.plan import Finding, Plan
 from netfl.reproduction.render import (
     finding_verdict,
@@ -32,13 +36,49 @@ from netfl.reproduction.render import (
     verdict_rows,
 )
 from netfl.reproduction.verdicts import NOT_RUN, Verdict
-from netfl.sim.clock import format_duration
+from netfl.sim.clock import format_duration, parse_quantity
 
 VERDICTS, HOST_TIME_BLOCK = "verdicts", "host-times"
+NOTHING_RUN = "Nothing of this section has run yet."
+VERDICT_HEAD = ["paper", "finding", "verdict", "measured"]
 
 
 def _marker(name: str) -> tuple[str, str]:
     return f"<!-- reproduction:{name} -->", f"<!-- /reproduction:{name} -->"
+
+
+def block_body(text: str, name: str) -> str | None:
+    """What block ``name`` of ``text`` holds, stripped (None where the block is missing)."""
+    start, end = _marker(name)
+    match = re.search(re.escape(start) + r"(.*?)" + re.escape(end), text, re.DOTALL)
+    return None if match is None else match.group(1).strip()
+
+
+def kept_sections(plans: list[Plan], out_dir: Path, doc: Path, quick: bool = False
+                  ) -> list[Plan]:
+    """The plans whose block ``rebuild`` keeps: no run of theirs in ``out_dir`` (not even a
+    failed one), and a block in ``doc`` that shows results."""
+    text = doc.read_text() if doc.is_file() else ""
+    return [plan for plan in plans
+            if block_body(text, plan.section) not in (None, "", NOTHING_RUN)
+            and not any(study_rows(run) for run in arm_runs(plan, out_dir, quick))]
+
+
+def _table_lines(body: str | None, first_cell: str) -> list[str]:
+    """The lines of a markdown table in ``body`` whose first cell is ``first_cell``."""
+    return [line for line in (body or "").splitlines()
+            if line.startswith(f"| {first_cell} |")]
+
+
+def _duration_s(text: str) -> float:
+    """Seconds of a ``format_duration`` text such as '6 h 51 min' ('none run': 0)."""
+    words = text.split()
+    if words == ["none", "run"]:
+        return 0.0
+    if len(words) % 2:
+        raise ValueError(f"not a duration: {text!r}")
+    return sum(parse_quantity(f"{number} {unit}", "time")
+               for number, unit in zip(words[::2], words[1::2], strict=True))
 
 
 def replace_block(text: str, name: str, body: str) -> str:
@@ -98,11 +138,15 @@ def section_block(plan: Plan, out_dir: Path, doc: Path, figures: Path, quick: bo
         parts.append("#### Verdicts\n")
         parts.append(verdict_rows(verdicts) + "\n")
     if not parts:
-        parts.append("Nothing of this section has run yet.\n")
+        parts.append(NOTHING_RUN + "\n")
     return "\n".join(parts), verdicts
 
 
-def host_time_block(out_dir: Path) -> str:
+def host_time_block(out_dir: Path, kept: dict[str, str] | None = None) -> str:
+    """The host-time table from host_times.json; a section in ``kept`` (section -> its row
+    of the document's table) shows that row instead, and counts its total in "all" (a kept
+    "all" row stands as it is)."""
+    kept = dict(kept or {})
     path = out_dir / HOST_TIMES
     if not path.is_file():
         return "No run has finished yet."
@@ -110,32 +154,53 @@ def host_time_block(out_dir: Path) -> str:
     def shown(seconds: float) -> str:
         return format_duration(seconds) if seconds else "none run"
 
-    rows = [[section, shown(info["total_s"]),
-             ", ".join(f"{k} {shown(v)}" for k, v in info["studies"].items())]
-            for section, info in data["sections"].items()]
-    rows.append(["all", format_duration(data["total_s"]), ""])
+    head = ["section", "host time", "per study"]
+    lines, total = markdown_rows(head, []).splitlines(), 0.0
+    for section, info in data["sections"].items():
+        if section in kept:
+            lines.append(kept[section])
+            total += _duration_s(kept[section].split("|")[2].strip())
+            continue
+        total += info["total_s"]
+        lines += markdown_rows(head, [[section, shown(info["total_s"]), ", ".join(
+            f"{k} {shown(v)}" for k, v in info["studies"].items())]]).splitlines()[2:]
+    if "all" in kept:  # every section kept: its total as shown, not re-added from rounded rows
+        lines.append(kept.pop("all"))
+    else:
+        lines += markdown_rows(head, [["all", format_duration(total), ""]]).splitlines()[2:]
+    note = (f" Sections {', '.join(kept)}: kept as rendered from results not in this folder."
+            if kept else "")
     return ("Host time of the runs (summary.json's host_time_s summed over runs; on 2 workers "
-            "the wall-clock time is about half):\n\n"
-            + markdown_rows(["section", "host time", "per study"], rows))
+            "the wall-clock time is about half)." + note + "\n\n" + "\n".join(lines))
 
 
 def rebuild(plans: list[Plan], out_dir: Path, doc: Path, figures: Path, quick: bool = False,
             title: str = "Reproduction") -> list[tuple[Finding, Verdict]]:
     """Rewrite the generated blocks of ``doc`` (created if missing) from the results in
-    ``out_dir``; figures go to ``figures``. Returns every finding's verdict."""
+    ``out_dir``; figures go to ``figures``. Sections of ``kept_sections`` keep their blocks.
+    Returns the verdict of every finding of the sections rebuilt."""
     write_host_times(out_dir, plans, quick)
     text = doc.read_text() if doc.is_file() else f"# {title}\n"
-    everything = []
+    kept = kept_sections(plans, out_dir, doc, quick)
+    old_verdicts, old_hosts = block_body(text, VERDICTS), block_body(text, HOST_TIME_BLOCK)
+    everything, lines = [], []
     for plan in plans:
+        if plan in kept:
+            lines += _table_lines(old_verdicts, plan.title)
+            continue
         body, verdicts = section_block(plan, out_dir, doc, figures, quick)
         text = replace_block(text, plan.section, body)
         everything += [(plan, f, v) for f, v in verdicts]
-    rows = [[plan.title, f.claim, f"**{v.verdict}**", "" if v.verdict == NOT_RUN else v.reason]
-            for plan, f, v in everything]
-    text = replace_block(text, VERDICTS,
-                         markdown_rows(["paper", "finding", "verdict", "measured"], rows)
-                         if rows else "No finding has been tested yet.")
-    text = replace_block(text, HOST_TIME_BLOCK, host_time_block(out_dir))
+        rows = [[plan.title, f.claim, f"**{v.verdict}**",
+                 "" if v.verdict == NOT_RUN else v.reason] for f, v in verdicts]
+        lines += markdown_rows(VERDICT_HEAD, rows).splitlines()[2:]
+    table = "\n".join(markdown_rows(VERDICT_HEAD, []).splitlines() + lines)
+    text = replace_block(text, VERDICTS, table if lines else "No finding has been tested yet.")
+    hosts = {plan.section: row for plan in kept
+             for row in _table_lines(old_hosts, plan.section)[:1]}
+    if len(kept) == len(plans) and _table_lines(old_hosts, "all"):
+        hosts["all"] = _table_lines(old_hosts, "all")[0]
+    text = replace_block(text, HOST_TIME_BLOCK, host_time_block(out_dir, hosts))
     doc.parent.mkdir(parents=True, exist_ok=True)
     tmp = doc.with_name(f".{doc.name}.tmp-{os.getpid()}")
     tmp.write_text(text)

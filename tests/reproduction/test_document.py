@@ -10,7 +10,13 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from netfl.reproduction.document import host_time_block, rebuild, replace_block
+from netfl.reproduction.document import (
+    block_body,
+    host_time_block,
+    kept_sections,
+    rebuild,
+    replace_block,
+)
 from netfl.reproduction.execute import HOST_TIMES, run_plans
 from netfl.reproduction.plan import load_plans
 from netfl.sweep import LocalExecutor
@@ -110,6 +116,19 @@ def test_a_plan_runs_resumes_and_rebuilds_its_document(tmp_path):
     rebuild(plans, out, doc, doc.parent / "img" / "reproduction")
     assert doc.read_text() == text
 
+    # from a folder without its runs (results lost, or the section rendered elsewhere) the
+    # section keeps its block and its rows of the verdict and host-time tables
+    empty = tmp_path / "elsewhere"
+    assert kept_sections(plans, empty, doc) == plans
+    assert rebuild(plans, empty, doc, doc.parent / "img" / "reproduction") == []
+    again = doc.read_text()
+    assert block_body(again, "tiny") == block_body(text, "tiny")
+    assert f"| {finding.claim} | **reproduced** |" in again
+    [row] = [line for line in again.splitlines() if line.startswith("| tiny |")]
+    assert row in text and "kept as rendered from results not in this folder" in again
+    shown = row.split("|")[2].strip()
+    assert f"| all | {shown} |" in again  # the kept section's time counts in the total
+
 
 def test_quick_mode_runs_its_subset_into_its_own_folder(tmp_path):
     plans_dir = write_plan(tmp_path / "plans")
@@ -153,3 +172,15 @@ def test_a_study_without_runs_says_so_in_the_host_times(tmp_path):
     block = host_time_block(tmp_path)
     assert "| chfl | none run | table3 none run |" in block
     assert "iov 1 min 30 s, leo none run" in block and "0 ms" not in block
+
+
+def test_a_kept_section_shows_its_row_and_counts_in_the_total(tmp_path):
+    (tmp_path / HOST_TIMES).write_text(json.dumps({
+        "sections": {"chfl": {"total_s": 0.0, "studies": {"table3": 0.0}},
+                     "network": {"total_s": 90.0, "studies": {"iov": 90.0}}},
+        "total_s": 90.0}))
+    kept = "| chfl | 2 h 30 min | table3 2 h 30 min |"
+    block = host_time_block(tmp_path, {"chfl": kept})
+    assert kept in block and "| network | 1 min 30 s | iov 1 min 30 s |" in block
+    assert "| all | 2 h 31 min |  |" in block  # 9,000 s kept + 90 s run
+    assert "Sections chfl: kept as rendered from results not in this folder." in block
