@@ -24,6 +24,7 @@ import os
 import re
 from pathlib import Path
 
+from netfl.errors import NetflError
 from netfl.reproduction.cells import collect
 from netfl.reproduction.execute import HOST_TIMES, arm_runs, study_rows, write_host_times
 from netfl.reproduction.plan import Finding, Plan
@@ -75,10 +76,15 @@ def _duration_s(text: str) -> float:
     words = text.split()
     if words == ["none", "run"]:
         return 0.0
-    if len(words) % 2:
-        raise ValueError(f"not a duration: {text!r}")
-    return sum(parse_quantity(f"{number} {unit}", "time")
-               for number, unit in zip(words[::2], words[1::2], strict=True))
+    try:
+        if len(words) % 2:
+            raise ValueError("not pairs of a number and a unit")
+        return sum(parse_quantity(f"{number} {unit}", "time")
+                   for number, unit in zip(words[::2], words[1::2], strict=True))
+    except ValueError as exc:
+        raise NetflError(f"the host-time table's row of a kept section says {text!r}, which "
+                         f"does not read as a duration ({exc}); mend the row or rerun the "
+                         f"section") from None
 
 
 def replace_block(text: str, name: str, body: str) -> str:

@@ -184,3 +184,17 @@ def test_a_kept_section_shows_its_row_and_counts_in_the_total(tmp_path):
     assert kept in block and "| network | 1 min 30 s | iov 1 min 30 s |" in block
     assert "| all | 2 h 31 min |  |" in block  # 9,000 s kept + 90 s run
     assert "Sections chfl: kept as rendered from results not in this folder." in block
+
+
+def test_a_kept_row_that_is_no_duration_is_a_clear_error(tmp_path):
+    import re
+
+    import pytest
+
+    from netfl.errors import NetflError
+
+    (tmp_path / HOST_TIMES).write_text(json.dumps({
+        "sections": {"chfl": {"total_s": 0.0, "studies": {}}}, "total_s": 0.0}))
+    message = re.escape("'3.2e+05 years', which does not read as a duration")
+    with pytest.raises(NetflError, match=message):
+        host_time_block(tmp_path, {"chfl": "| chfl | 3.2e+05 years | |"})
