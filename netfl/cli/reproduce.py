@@ -132,10 +132,11 @@ def reproduce(
             failed = sum(len(r.failed) for _run, r in results)
         # the whole page, whichever sections ran: its verdict table spans every paper
         every = load_plans(plans_dir) if sections else plans
-        for plan in kept_sections(every, folder, document, quick):
+        kept = kept_sections(every, folder, document, quick)
+        for plan in kept:
             err.print(f"{plan.section}: no run in {folder}; its block in {document} is kept "
                       f"as rendered from results elsewhere")
-        verdicts = rebuild(every, folder, document, figures, quick)
+        verdicts = rebuild(every, folder, document, figures, quick, kept=kept)
     except NetflError as exc:
         raise fail(exc) from None
     out.print(f"{document}: {len(verdicts)} findings")

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from netfl.errors import NetflError
 from netfl.reproduction.cells import collect
-from netfl.reproduction.execute import HOST_TIMES, arm_runs, study_rows, write_host_times
+from netfl.reproduction.execute import HOST_TIMES, arm_runs, has_index, write_host_times
 from netfl.reproduction.plan import Finding, Plan
 from netfl.reproduction.render import (
     finding_verdict,
@@ -62,7 +62,7 @@ def kept_sections(plans: list[Plan], out_dir: Path, doc: Path, quick: bool = Fal
     text = doc.read_text() if doc.is_file() else ""
     return [plan for plan in plans
             if block_body(text, plan.section) not in (None, "", NOTHING_RUN)
-            and not any(study_rows(run) for run in arm_runs(plan, out_dir, quick))]
+            and not any(has_index(run) for run in arm_runs(plan, out_dir, quick))]
 
 
 def _table_lines(body: str | None, first_cell: str) -> list[str]:
@@ -181,13 +181,16 @@ def host_time_block(out_dir: Path, kept: dict[str, str] | None = None) -> str:
 
 
 def rebuild(plans: list[Plan], out_dir: Path, doc: Path, figures: Path, quick: bool = False,
-            title: str = "Reproduction") -> list[tuple[Finding, Verdict]]:
+            title: str = "Reproduction", kept: list[Plan] | None = None
+            ) -> list[tuple[Finding, Verdict]]:
     """Rewrite the generated blocks of ``doc`` (created if missing) from the results in
-    ``out_dir``; figures go to ``figures``. Sections of ``kept_sections`` keep their blocks.
+    ``out_dir``; figures go to ``figures``. Sections of ``kept_sections`` keep their blocks
+    (``kept``: that list, where the caller has it already).
     Returns the verdict of every finding of the sections rebuilt."""
     write_host_times(out_dir, plans, quick)
     text = doc.read_text() if doc.is_file() else f"# {title}\n"
-    kept = kept_sections(plans, out_dir, doc, quick)
+    if kept is None:
+        kept = kept_sections(plans, out_dir, doc, quick)
     old_verdicts, old_hosts = block_body(text, VERDICTS), block_body(text, HOST_TIME_BLOCK)
     everything, lines = [], []
     for plan in plans:

@@ -108,9 +108,14 @@ def run_plans(plans: list[Plan], out_dir: Path, executor_factory: Callable[[], o
     return results
 
 
+def has_index(run: ArmRun) -> bool:
+    """Whether the arm's sweep has started here (its folder holds an index)."""
+    return (run.folder / "index.parquet").exists() or (run.folder / "index.csv").exists()
+
+
 def study_rows(run: ArmRun) -> list[dict]:
     """The index rows of an arm's sweep (empty where it has not run)."""
-    if not (run.folder / "index.parquet").exists() and not (run.folder / "index.csv").exists():
+    if not has_index(run):
         return []
     return read_index(run.folder).to_dict("records")
 
