@@ -140,6 +140,21 @@ def test_quick_mode_runs_its_subset_into_its_own_folder(tmp_path):
     assert verdict.verdict == "not run"
 
 
+def test_a_study_of_one_run_says_run_not_runs(tmp_path):
+    # before: "1 runs done (1 arms, 1 settings, ..."
+    plans_dir = write_plan(tmp_path / "plans")
+    one = "".join(line for line in PLAN.split("findings:")[0].splitlines(keepends=True)
+                  if "label: Flat" not in line)
+    one = (one.replace("seeds: 3", "seeds: 1").replace("[2, 4]}", "[2]}")
+           .replace(', Flat: {"fast, 2": "-"}', ""))
+    (plans_dir / "tiny.yaml").write_text(one)
+    plans = load_plans(plans_dir)
+    run_plans(plans, tmp_path / "out", lambda: LocalExecutor(1))
+    doc = tmp_path / "out" / "r.md"
+    rebuild(plans, tmp_path / "out", doc, tmp_path / "out" / "img")
+    assert "1 run done (1 arm, 1 setting, 1 seed per point" in doc.read_text()
+
+
 def test_a_finding_waits_for_every_run_its_plan_asks_for(tmp_path):
     from netfl.reproduction.cells import collect
     from netfl.reproduction.execute import arm_runs
