@@ -27,9 +27,10 @@ from netfl.reproduction.verdicts import (
     lowest,
     within,
 )
+from netfl.results.bands import plot_bands
 from netfl.results.compare import band
 from netfl.results.intervals import Interval, format_interval, t_interval
-from netfl.results.plots import plot_bands, wrap_title
+from netfl.results.plots import wrap_title
 from netfl.sim.clock import format_bits, format_bytes, format_duration, parse_quantity
 
 TO_TARGET = ("bits_to_target", "bytes_to_target", "time_to_target_s", "rounds_to_target",

@@ -102,7 +102,8 @@ def write_report(paths: list[str | Path], out_dir: str | Path | None = None,
     time_breakdown.csv and the plots into ``out_dir``, replacing an earlier report there as a
     whole. ``baseline`` names the group the others are compared with (its name, or its
     algorithm; default: each world's first group); NetflError where no group matches."""
-    from netfl.results.plots import plot_bands, plot_time_breakdown
+    from netfl.results.bands import plot_bands
+    from netfl.results.plots import plot_time_breakdown
 
     paths = [Path(p) for p in paths]
     collection = collect(paths)

@@ -166,39 +166,3 @@ def test_a_long_title_is_wrapped_not_cut_off_at_the_figure_edge():
     assert "\n" in shown
     assert shown.replace("\n", " ") == title
     assert max(len(line) for line in shown.splitlines()) <= plots.TITLE_WIDTH
-
-
-def _curve(x_end: float) -> pd.DataFrame:
-    return pd.DataFrame({"bytes_total": [0.0, x_end / 2, x_end], "mean": [0.1, 0.6, 0.8],
-                         "ci95": [np.nan, 0.05, 0.05]})
-
-
-def test_curves_ending_orders_of_magnitude_apart_get_a_log_axis_without_the_zero_start():
-    # WRWGD ends below 1 Gbit where Fed-CHS runs on to 10 Tbit: on a linear axis every curve
-    # but the longest sat in its first pixels
-    apart = {"Fed-CHS": _curve(1.25e12), "WRWGD": _curve(8.6e7)}
-    assert plots.spans_orders(apart, "bytes_total")
-    ax = plots.bands_figure(apart, "bytes_total", "t", 0.8).axes[0]
-    assert ax.get_xscale() == "log"
-    assert "log scale" in ax.get_xlabel()
-    assert all(min(line.get_xdata()) > 0 for line in ax.lines[:2])
-
-
-def test_curves_ending_close_together_keep_a_linear_axis():
-    close = {"Fed-CHS": _curve(4e10), "FedAvg": _curve(1e10)}
-    assert not plots.spans_orders(close, "bytes_total")
-    assert not plots.spans_orders({"one": _curve(1e12)}, "bytes_total")
-    ax = plots.bands_figure(close, "bytes_total", "t").axes[0]
-    assert ax.get_xscale() == "linear"
-    assert min(ax.lines[0].get_xdata()) == 0.0
-
-
-def test_a_curve_evaluated_once_after_its_start_is_still_drawn():
-    # Hier-Local-QSGD stops at the target at its first evaluation after round 0: on a log
-    # axis (no x = 0) that leaves one point, which a step line alone does not show
-    once = pd.DataFrame({"bytes_total": [0.0, 1.3e10], "mean": [0.11, 0.80],
-                         "ci95": [np.nan, np.nan]})
-    ax = plots.bands_figure({"long": _curve(1.25e12), "once": once}, "bytes_total", "t").axes[0]
-    drawn = ax.lines[1]
-    assert len(drawn.get_xdata()) == 1 and drawn.get_xdata()[0] > 0
-    assert drawn.get_marker() == "o"

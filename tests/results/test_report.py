@@ -271,7 +271,8 @@ def test_report_plots_do_not_use_pyplot_so_threads_may_plot_at_once(tmp_path, mo
 
     import matplotlib.pyplot as plt
 
-    from netfl.results.plots import plot_bands, plot_time_breakdown
+    from netfl.results.bands import plot_bands
+    from netfl.results.plots import plot_time_breakdown
 
     def no_pyplot(*args, **kwargs):
         raise AssertionError("pyplot's global state is not thread-safe")
