@@ -1,0 +1,69 @@
+"""How much of the data Group-FEL's sampling reaches: eq. (38)'s ESRCoV against uniform sampling
+on the paper-scale scenario's own groups.
+
+For each seed the scenario is built as a run builds it (its partition, its CoV groups), and the
+groups' inclusion probabilities pi_g, the chance that a group is among the S sampled in a round,
+are computed as the algorithm computes them. Nothing is trained. Printed per seed and sampling
+rule: the number of groups and their average CoV (as the run's summary.json has them: the
+groups are the run's); how many are sampled in at least half the rounds ("often") and what
+share of the clients' samples they hold; the share of the samples in groups sampled in under 1%
+of the rounds ("rarely"); and the expected number of rounds of the budget in which a sample's
+group trains (median over the samples).
+
+    python benchmarks/group_fel_sampling.py [--seeds 1 2 3] [--rounds 574]
+        [--scenario scenarios/group_fel/paper-group-fel.yaml]
+
+``--rounds``: the rounds a run makes in its budget (574 for Group-FEL at seed 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+from netfl import load_scenario
+from netfl.simulation import Simulation
+
+ROOT = Path(__file__).resolve().parents[1]
+OFTEN, RARELY = 0.5, 0.01  # inclusion probabilities: in half the rounds or more; under 1%
+
+
+def sampling_reach(scenario_path: Path, seed: int, sampling: str, rounds: int) -> dict:
+    """One seed and rule: the groups' inclusion probabilities, summarised."""
+    scenario = load_scenario(scenario_path, [f"seed={seed}", f"algorithm.sampling={sampling}"])
+    algorithm = Simulation(scenario).algorithm
+    groups = algorithm.form_groups()
+    pi = np.exp([g.log_pi for g in groups])
+    data = np.array([g.data for g in groups], dtype=float)
+    share = data / data.sum()
+    per_sample = np.repeat(pi * rounds, data.astype(int))
+    return {"groups": len(groups), "avg_cov": algorithm.stats["avg_cov"],
+            "often": int((pi >= OFTEN).sum()),
+            "often_share": float(share[pi >= OFTEN].sum()),
+            "rarely_share": float(share[pi < RARELY].sum()),
+            "median_rounds": float(np.median(per_sample))}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    parser.add_argument("--rounds", type=int, default=574)
+    parser.add_argument("--scenario", type=Path,
+                        default=ROOT / "scenarios/group_fel/paper-group-fel.yaml")
+    args = parser.parse_args()
+    print(f"{args.scenario.name}, {args.rounds} rounds; 'often': pi >= {OFTEN}, "
+          f"'rarely': pi < {RARELY}")
+    print("seed sampling | groups avg CoV  often (their data)  data rarely sampled  "
+          "median rounds a sample trains")
+    for seed in args.seeds:
+        for sampling in ("esrcov", "uniform"):
+            r = sampling_reach(args.scenario, seed, sampling, args.rounds)
+            print(f"{seed:4} {sampling:8} | {r['groups']:6} {r['avg_cov']:7.3f}  {r['often']:5} "
+                  f"({100 * r['often_share']:5.1f}%)  {100 * r['rarely_share']:18.1f}%  "
+                  f"{r['median_rounds']:8.1f}")
+
+
+if __name__ == "__main__":
+    main()
