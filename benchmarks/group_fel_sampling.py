@@ -11,7 +11,7 @@ of the rounds ("rarely"); and the expected number of rounds of the budget in whi
 group trains (median over the samples).
 
     python benchmarks/group_fel_sampling.py [--seeds 1 2 3] [--rounds 574]
-        [--scenario scenarios/group_fel/paper-group-fel.yaml]
+        [--scenario scenarios/group_fel/paper-group-fel.yaml] [--set data.partition.alpha=1.0]
 
 ``--rounds``: the rounds a run makes in its budget (574 for Group-FEL at seed 1).
 """
@@ -30,9 +30,12 @@ ROOT = Path(__file__).resolve().parents[1]
 OFTEN, RARELY = 0.5, 0.01  # inclusion probabilities: in half the rounds or more; under 1%
 
 
-def sampling_reach(scenario_path: Path, seed: int, sampling: str, rounds: int) -> dict:
-    """One seed and rule: the groups' inclusion probabilities, summarised."""
-    scenario = load_scenario(scenario_path, [f"seed={seed}", f"algorithm.sampling={sampling}"])
+def sampling_reach(scenario_path: Path, seed: int, sampling: str, rounds: int,
+                   overrides: list[str] = ()) -> dict:
+    """One seed and rule: the groups' inclusion probabilities, summarised. ``overrides``:
+    ``--set`` strings applied first (say another alpha)."""
+    scenario = load_scenario(scenario_path, [*overrides, f"seed={seed}",
+                                             f"algorithm.sampling={sampling}"])
     algorithm = Simulation(scenario).algorithm
     groups = algorithm.form_groups()
     pi = np.exp([g.log_pi for g in groups])
@@ -52,14 +55,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=574)
     parser.add_argument("--scenario", type=Path,
                         default=ROOT / "scenarios/group_fel/paper-group-fel.yaml")
+    parser.add_argument("--set", dest="overrides", action="append", default=[],
+                        metavar="KEY=VALUE", help="a scenario override, as netfl run --set")
     args = parser.parse_args()
-    print(f"{args.scenario.name}, {args.rounds} rounds; 'often': pi >= {OFTEN}, "
-          f"'rarely': pi < {RARELY}")
+    print(f"{args.scenario.name} {' '.join(args.overrides)}, {args.rounds} rounds; "
+          f"'often': pi >= {OFTEN}, 'rarely': pi < {RARELY}")
     print("seed sampling | groups avg CoV  often (their data)  data rarely sampled  "
           "median rounds a sample trains")
     for seed in args.seeds:
         for sampling in ("esrcov", "uniform"):
-            r = sampling_reach(args.scenario, seed, sampling, args.rounds)
+            r = sampling_reach(args.scenario, seed, sampling, args.rounds, args.overrides)
             print(f"{seed:4} {sampling:8} | {r['groups']:6} {r['avg_cov']:7.3f}  {r['often']:5} "
                   f"({100 * r['often_share']:5.1f}%)  {100 * r['rarely_share']:18.1f}%  "
                   f"{r['median_rounds']:8.1f}")
