@@ -611,6 +611,35 @@ def test_a_run_made_under_an_earlier_slug_is_resumed_by_its_hash(tmp_path):
     assert len(collect([out]).runs) == 2
 
 
+def test_a_run_two_sweeps_of_one_call_share_is_run_once_and_copied(tmp_path):
+    # before: the second sweep ran it again, after every other run of the call, on one worker
+    # (Group-FEL's Table 1 cell at alpha = 0.1, MaxCoV = 0.5 is its baselines' Group-FEL run)
+    from netfl.sweep.runner import Observer, run_sweeps
+
+    folder = tmp_path / "a"
+    folder.mkdir()
+    scenario = write_scenario(folder)
+    sweep = load_sweep(scenario, ["algorithm.local_steps=1,2"])
+    twin = load_sweep(scenario, ["algorithm.local_steps=2,3"])  # local_steps=2: the same id
+    started = []
+
+    class Started(Observer):
+        def run_started(self, run_id: str) -> None:
+            started.append(run_id)
+
+    first, second = run_sweeps([(sweep, tmp_path / "s"), (twin, tmp_path / "t")],
+                               LocalExecutor(2), Started())
+    shared = sweep.points[1].run_id
+    assert twin.points[0].run_id == shared and started.count(shared) == 1
+    assert len(started) == 3 and second.reused == 1
+    assert list(read_index(tmp_path / "t")["status"]) == ["done", "done"]
+    ours, theirs = (read_index(out).set_index("run_id").loc[shared, "path"]
+                    for out in (tmp_path / "s", tmp_path / "t"))
+    assert ((tmp_path / "t" / theirs / "summary.json").read_text()
+            == (tmp_path / "s" / ours / "summary.json").read_text())
+    assert "copied from" in (tmp_path / "t" / "logs" / f"{shared}.log").read_text()
+
+
 def test_several_sweeps_on_one_executor_write_what_each_would_alone(tmp_path):
     """run_sweeps shares one executor between sweeps (no idle worker at one sweep's tail);
     each folder ends as run_sweep writes it; sweeps whose run ids clash run in turn."""

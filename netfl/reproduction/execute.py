@@ -121,13 +121,18 @@ def study_rows(run: ArmRun) -> list[dict]:
 
 
 def host_times(plans: list[Plan], out_dir: Path, quick: bool = False) -> dict:
-    """Host seconds summed over the done runs, per section and per study, and in all."""
+    """Host seconds summed over the done runs, per section and per study, and in all. A run
+    two studies share (the same run id: one run, copied to the second's folder) counts once,
+    in the first study that has it."""
     sections: dict[str, dict] = {}
+    counted: set[str] = set()
     for plan in plans:
         studies: dict[str, float] = {}
         for run in arm_runs(plan, out_dir, quick):
-            seconds = sum(float(r.get("host_time_s") or 0.0) for r in study_rows(run)
-                          if r.get("status") == "done")
+            rows = [r for r in study_rows(run)
+                    if r.get("status") == "done" and r["run_id"] not in counted]
+            counted.update(r["run_id"] for r in rows)
+            seconds = sum(float(r.get("host_time_s") or 0.0) for r in rows)
             studies[run.study.id] = studies.get(run.study.id, 0.0) + seconds
         sections[plan.section] = {"total_s": sum(studies.values()), "studies": studies}
     return {"total_s": sum(s["total_s"] for s in sections.values()), "sections": sections}

@@ -221,6 +221,20 @@ def write_run(parent: Path, run_id: str, summary: dict, metrics: pd.DataFrame,
         raise
 
 
+def copy_run(source: Path, run_dir: Path) -> None:
+    """Copy the complete run folder ``source`` to ``run_dir``, through a temporary sibling so
+    that a copy cut short is never taken for a run; an incomplete folder already at
+    ``run_dir`` is set aside first. (The same run id is the same scenario, so the copy's
+    results are the run's own: a sweep gets a point another sweep has run without running it
+    twice.)"""
+    tmp = run_dir.parent / temporary_name(run_dir.name)
+    run_dir.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(source, tmp)
+    if run_dir.exists():
+        set_aside(run_dir)
+    os.replace(tmp, run_dir)
+
+
 def set_aside(run_dir: Path) -> Path:
     """Move an incomplete run folder out of the way (to ``<run_id>.incomplete``, -2, ...) so
     the run can be written again under its own name; returns where it went."""

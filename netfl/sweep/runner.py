@@ -34,7 +34,12 @@ from pathlib import Path
 import pandas as pd
 
 from netfl.errors import NetflError
-from netfl.results.store import check_writable, is_complete, remove_stale_temporaries
+from netfl.results.store import (
+    check_writable,
+    copy_run,
+    is_complete,
+    remove_stale_temporaries,
+)
 from netfl.sim.signals import signals_interrupt
 from netfl.sweep.grid import SEED, Point, Sweep
 from netfl.sweep.task import (
@@ -139,7 +144,8 @@ def run_sweeps(jobs: list[tuple[Sweep, str | Path]], executor=None,
     """Run several sweeps, each into its own folder, on one executor at once, so that no worker
     idles at the end of one sweep while another has runs left. Each folder is written exactly
     as ``run_sweep`` writes it. Sweeps whose run ids clash run one after the other (the executor
-    knows a run by its id). The observer hears of every run of every sweep: ``begin`` once with
+    knows a run by its id), and a run an earlier one has done is copied, not run again
+    (``copy_run``). The observer hears of every run of every sweep: ``begin`` once with
     the total, ``end`` with each sweep's result in turn."""
     from netfl.sweep.executors import LocalExecutor
 
@@ -154,10 +160,13 @@ def run_sweeps(jobs: list[tuple[Sweep, str | Path]], executor=None,
             batches.append(batch := [])
         batch.append((sweep, Path(out_dir).absolute()))
     results: dict[int, SweepResult] = {}
+    done: dict[str, Path] = {}  # run id -> a complete folder of it in an earlier batch
     for batch in batches:
-        for (sweep, _out_dir), result in zip(batch, _run_batch(batch, executor, observer),
+        for (sweep, _out_dir), result in zip(batch, _run_batch(batch, executor, observer, done),
                                             strict=True):
             results[next(i for i, (s, _d) in enumerate(jobs) if s is sweep)] = result
+            done.update({row["run_id"]: result.out_dir / row["path"] for row in result.rows
+                         if row["status"] == DONE and row["run_id"] not in done})
     return [results[i] for i in range(len(jobs))]
 
 
@@ -173,8 +182,8 @@ def seed_ranks(points: list[Point]) -> list[int]:
     return ranks
 
 
-def _run_batch(batch: list[tuple[Sweep, Path]], executor, observer: Observer
-               ) -> list[SweepResult]:
+def _run_batch(batch: list[tuple[Sweep, Path]], executor, observer: Observer,
+               done_elsewhere: dict[str, Path] | None = None) -> list[SweepResult]:
     for _sweep, out_dir in batch:
         check_writable(out_dir / "logs")
     started = time.perf_counter()
@@ -192,6 +201,12 @@ def _run_batch(batch: list[tuple[Sweep, Path]], executor, observer: Observer
             for point, rank in zip(sweep.points, seed_ranks(sweep.points), strict=True):
                 owner[point.run_id] = (index, point)
                 path = run_dir(out_dir, point)
+                source = (done_elsewhere or {}).get(point.run_id)
+                if not is_complete(path) and source is not None and is_complete(source):
+                    copy_run(source, path)
+                    log_path(out_dir, point.run_id).write_text(
+                        f"=== {path.name}: copied from {source} (the same run id: the same "
+                        "scenario), not run again ===\n", encoding="utf-8")
                 if is_complete(path):
                     mine[point.run_id] = index_row(point, out_dir, DONE, read_summary(path))
                     continue

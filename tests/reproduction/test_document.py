@@ -155,6 +155,29 @@ def test_a_study_of_one_run_says_run_not_runs(tmp_path):
     assert "1 run done (1 arm, 1 setting, 1 seed per point" in doc.read_text()
 
 
+def test_a_run_two_studies_share_is_run_once_and_its_host_time_counted_once(tmp_path):
+    # a study whose arm is another's, run for run: its runs are copied, not run again, and
+    # the regeneration's host time counts them once (before: run twice, counted twice)
+    from netfl.reproduction.execute import study_rows
+
+    plans_dir = write_plan(tmp_path / "plans")
+    twin = ("  - id: twin\n    title: the same runs\n    seeds: 3\n"
+            "    points:\n      - {label: fast, set: [links.access.rate=100 Mbps]}\n"
+            "    grid: {algorithm.local_steps: [2, 4]}\n"
+            "    arms:\n      - {label: Hier, scenario: scenarios/hier.yaml}\n"
+            "    metrics: [final_accuracy]\n")
+    (plans_dir / "tiny.yaml").write_text(PLAN.replace("studies:\n", "studies:\n" + twin, 1))
+    plans = load_plans(plans_dir)
+    results = {(run.study.id, run.arm.label): (run, result) for run, result in
+               run_plans(plans, tmp_path / "out", lambda: LocalExecutor(2))}
+    copied = results[("speed", "Hier")][1]
+    assert copied.reused == 6 and copied.counts["done"] == 6
+    times = json.loads((tmp_path / "out" / HOST_TIMES).read_text())["sections"]["tiny"]
+    flat = sum(float(r["host_time_s"]) for r in study_rows(results[("speed", "Flat")][0]))
+    assert times["studies"]["speed"] == flat  # Hier's six runs count in twin only
+    assert times["total_s"] == times["studies"]["twin"] + flat
+
+
 def test_a_finding_waits_for_every_run_its_plan_asks_for(tmp_path):
     from netfl.reproduction.cells import collect
     from netfl.reproduction.execute import arm_runs
