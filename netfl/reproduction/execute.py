@@ -21,6 +21,7 @@ from pathlib import Path
 
 import yaml
 
+from netfl.errors import NetflError
 from netfl.reproduction.plan import Arm, Plan, Study
 from netfl.sweep.grid import Sweep, load_sweep
 from netfl.sweep.runner import Observer, SweepResult, read_index, run_sweeps
@@ -96,6 +97,8 @@ def run_plans(plans: list[Plan], out_dir: Path, executor_factory: Callable[[], o
     executor, so no worker idles while another sweep has runs left. Records host times.
     Returns each arm with its sweep's result."""
     runs = [(run, run.load()) for plan in plans for run in arm_runs(plan, out_dir, quick)]
+    for run, sweep in runs if not quick else ():
+        check_accuracy_findings(run, sweep)
     results = []
     for plan in plans:
         mine = [(run, sweep) for run, sweep in runs if run.plan is plan]
@@ -106,6 +109,32 @@ def run_plans(plans: list[Plan], out_dir: Path, executor_factory: Callable[[], o
         results += [(run, result) for (run, _sweep), result in zip(mine, swept, strict=True)]
         write_host_times(out_dir, plans, quick)
     return results
+
+
+ACCURACY_METRICS = ("final_accuracy", "best_accuracy")
+
+
+def check_accuracy_findings(run: ArmRun, sweep: Sweep) -> None:
+    """NetflError where a finding compares final or best accuracy of an arm whose runs stop at
+    their target: each would end at about the target, so the finding could not tell the arms
+    apart (the study needs ``stop.at_target=false`` to spend its whole budget). Checked before
+    a paper-scale run starts; the short runs of ``--quick`` stop at their targets by design, and
+    such a finding's verdict there says it is not judged (render.finding_verdict)."""
+    for finding in run.plan.findings:
+        rule = finding.rule
+        if finding.study != run.study.id or rule.metric not in ACCURACY_METRICS:
+            continue
+        if run.arm.label not in (rule.arm, rule.than, *rule.among) and (
+                rule.kind not in ("lowest", "comparable") or rule.among):
+            continue  # an arm the finding does not compare
+        stopping = next((p for p in sweep.points if p.scenario.stop.at_target
+                         and p.scenario.stop.target_accuracy is not None), None)
+        if stopping is not None:
+            raise NetflError(
+                f"{run.plan.path}: finding {finding.id!r} compares {finding.rule.metric} in "
+                f"study {run.study.id!r}, but arm {run.arm.label!r} stops at its target "
+                f"(stop.target_accuracy={stopping.scenario.stop.target_accuracy:g}), so every "
+                "run ends at about the target; add stop.at_target=false to the study's set")
 
 
 def has_index(run: ArmRun) -> bool:

@@ -16,7 +16,7 @@ import pandas as pd
 
 from netfl.reproduction.causes import arm_rounds, arm_traffic
 from netfl.reproduction.cells import StudyResults
-from netfl.reproduction.execute import slug
+from netfl.reproduction.execute import ACCURACY_METRICS, slug
 from netfl.reproduction.plan import Figure, Finding, Study
 from netfl.reproduction.verdicts import (
     NOT_RUN,
@@ -182,6 +182,12 @@ def _rule_verdict(finding: Finding, results: StudyResults) -> Verdict:
                if arm is not None and results.done(arm) < results.expected.get(arm, 0)]
     if waiting:  # judged only on every run the plan asks for
         return Verdict(NOT_RUN, f"runs done: {', '.join(waiting)}")
+    stopped = [arm for arm in arms if rule.metric in ACCURACY_METRICS and any(
+        run.row.get("stop_reason") == "target_accuracy"
+        for runs in results.runs.get(arm, {}).values() for run in runs)]
+    if stopped:  # each ended at about the target: nothing to tell the arms apart by
+        return Verdict(NOT_RUN, f"not judged: {', '.join(stopped)} stopped at the target, so "
+                                f"{rule.metric} is the target's")
     values = results.values(rule.metric)
     values = {arm: by_point for arm, by_point in values.items() if by_point and arm in arms}
     if rule.kind == "lowest":

@@ -178,6 +178,54 @@ def test_a_run_two_studies_share_is_run_once_and_its_host_time_counted_once(tmp_
     assert times["total_s"] == times["studies"]["twin"] + flat
 
 
+ACCURACY_FINDING = """  - id: more-accurate
+    claim: Hier ends more accurate than Flat
+    study: speed
+    rule: {kind: less, metric: final_accuracy, arm: Hier, than: Flat, higher_is_better: true}
+"""
+
+
+def test_an_accuracy_finding_on_runs_that_stop_at_the_target_is_refused_before_they_run(
+        tmp_path):
+    # before: Group-FEL's regrouping study compared final accuracy over runs that stopped at
+    # 0.85, each ending at about 0.85; seven runs were made before anyone noticed
+    import pytest
+
+    from netfl.errors import NetflError
+
+    plans_dir = write_plan(tmp_path / "plans")
+    (plans_dir / "tiny.yaml").write_text(PLAN + ACCURACY_FINDING)
+    plans = load_plans(plans_dir)
+    with pytest.raises(NetflError, match=r"tiny.yaml: finding 'more-accurate' compares "
+                                         r"final_accuracy in study 'speed', but arm 'Hier' "
+                                         r"stops at its target .*stop.at_target=false"):
+        run_plans(plans, tmp_path / "out", lambda: LocalExecutor(1))
+    assert not (tmp_path / "out" / "tiny").exists()  # refused before anything ran
+    fixed = PLAN.replace("    grid: {algorithm.local_steps: [2, 4]}\n",
+                         "    grid: {algorithm.local_steps: [2, 4]}\n"
+                         "    set: [stop.at_target=false]\n", 1)
+    (plans_dir / "tiny.yaml").write_text(fixed + ACCURACY_FINDING)
+    from netfl.reproduction.execute import arm_runs, check_accuracy_findings
+
+    for run in arm_runs(load_plans(plans_dir)[0], tmp_path / "out"):
+        check_accuracy_findings(run, run.load())  # no error
+
+
+def test_in_quick_mode_such_a_finding_says_it_is_not_judged(tmp_path):
+    plans_dir = write_plan(tmp_path / "plans")
+    quick_both = PLAN.replace("      arms: {Hier: scenarios/hier.yaml}",
+                              "      arms: {Hier: scenarios/hier.yaml, Flat: scenarios/flat.yaml}")
+    (plans_dir / "tiny.yaml").write_text(quick_both + ACCURACY_FINDING)
+    plans = load_plans(plans_dir)
+    out = tmp_path / "quick"
+    run_plans(plans, out, lambda: LocalExecutor(2), quick=True)
+    verdicts = dict((f.id, v) for f, v in rebuild(plans, out, out / "r.md", out / "img",
+                                                   quick=True))
+    assert verdicts["more-accurate"].verdict == "not run"
+    assert verdicts["more-accurate"].reason.startswith("not judged: Hier, Flat stopped at the "
+                                                       "target")
+
+
 def test_a_finding_waits_for_every_run_its_plan_asks_for(tmp_path):
     from netfl.reproduction.cells import collect
     from netfl.reproduction.execute import arm_runs
