@@ -97,8 +97,9 @@ def run_plans(plans: list[Plan], out_dir: Path, executor_factory: Callable[[], o
     executor, so no worker idles while another sweep has runs left. Records host times.
     Returns each arm with its sweep's result."""
     runs = [(run, run.load()) for plan in plans for run in arm_runs(plan, out_dir, quick)]
-    for run, sweep in runs if not quick else ():
-        check_accuracy_findings(run, sweep)
+    if not quick:  # quick's short runs stop at their targets by design
+        for run, sweep in runs:
+            check_accuracy_findings(run, sweep)
     results = []
     for plan in plans:
         mine = [(run, sweep) for run, sweep in runs if run.plan is plan]
@@ -121,12 +122,9 @@ def check_accuracy_findings(run: ArmRun, sweep: Sweep) -> None:
     a paper-scale run starts; the short runs of ``--quick`` stop at their targets by design, and
     such a finding's verdict there says it is not judged (render.finding_verdict)."""
     for finding in run.plan.findings:
-        rule = finding.rule
-        if finding.study != run.study.id or rule.metric not in ACCURACY_METRICS:
+        if (finding.study != run.study.id or finding.rule.metric not in ACCURACY_METRICS
+                or run.arm.label not in finding.compared([a.label for a in run.study.arms])):
             continue
-        if run.arm.label not in (rule.arm, rule.than, *rule.among) and (
-                rule.kind not in ("lowest", "comparable") or rule.among):
-            continue  # an arm the finding does not compare
         stopping = next((p for p in sweep.points if p.scenario.stop.at_target
                          and p.scenario.stop.target_accuracy is not None), None)
         if stopping is not None:

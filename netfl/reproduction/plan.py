@@ -196,6 +196,16 @@ class Finding(_Strict):
     rule: Rule
     why: str = ""  # the reason, in words, where the numbers alone do not say it
 
+    def compared(self, arms: list[str]) -> list[str]:
+        """The arms the finding compares, of its study's ``arms``: its two, or for ``lowest``
+        and ``comparable`` its arm and ``among`` (default: every arm)."""
+        rule = self.rule
+        if rule.kind == "across":
+            return [rule.arm]
+        if rule.kind not in ("lowest", "comparable"):
+            return [rule.arm, rule.than]
+        return [rule.arm, *rule.among] if rule.among else list(arms)
+
 
 class Plan(_Strict):
     section: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")

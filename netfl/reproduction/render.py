@@ -148,8 +148,8 @@ def finding_verdict(finding: Finding, results: StudyResults) -> Verdict:
     metric = finding.rule.metric
     if metric not in TIME_METRICS + BITS_METRICS or verdict.verdict == NOT_RUN:
         return verdict
-    arms = [finding.rule.arm] + ([finding.rule.than] if finding.rule.than else
-                                 [a for a in compared(finding, results) if a != finding.rule.arm])
+    others = [a for a in finding.compared(list(results.arms)) if a != finding.rule.arm]
+    arms = [finding.rule.arm] + ([finding.rule.than] if finding.rule.than else others)
     if metric in TIME_METRICS:
         why = [f"{arm}: {rounds.text()}" for arm in arms
                if (rounds := arm_rounds(results, arm)) is not None]
@@ -164,20 +164,9 @@ def finding_verdict(finding: Finding, results: StudyResults) -> Verdict:
                    why=pooled + "; ".join(why))
 
 
-def compared(finding: Finding, results: StudyResults) -> list[str]:
-    """The arms a finding compares: its two, or for ``lowest`` its arm and ``among`` (default:
-    every arm of the study)."""
-    rule = finding.rule
-    if rule.kind == "across":
-        return [rule.arm]
-    if rule.kind not in ("lowest", "comparable"):
-        return [rule.arm, rule.than]
-    return [rule.arm, *rule.among] if rule.among else list(results.arms)
-
-
 def _rule_verdict(finding: Finding, results: StudyResults) -> Verdict:
     rule = finding.rule
-    arms = compared(finding, results)
+    arms = finding.compared(list(results.arms))
     waiting = [f"{arm} {results.done(arm)} of {results.expected.get(arm, 0)}" for arm in arms
                if arm is not None and results.done(arm) < results.expected.get(arm, 0)]
     if waiting:  # judged only on every run the plan asks for
