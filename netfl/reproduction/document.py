@@ -37,6 +37,7 @@ from netfl.reproduction.render import (
     verdict_rows,
 )
 from netfl.reproduction.verdicts import NOT_RUN, Verdict
+from netfl.results.collect import plural
 from netfl.sim.clock import format_duration, parse_quantity
 
 VERDICTS, HOST_TIME_BLOCK = "verdicts", "host-times"
@@ -113,14 +114,12 @@ def section_block(plan: Plan, out_dir: Path, doc: Path, figures: Path, quick: bo
         counts = sorted({run.seeds for run in mine})
         seeds = f"{counts[0]}-{counts[-1]}" if len(counts) > 1 else str(counts[0])
         parts.append(f"#### {study.title}\n")
-        points = len(study.points)
-        settings = f", {points} setting{'' if points == 1 else 's'}" if points else ""
+        settings = f", {plural(len(study.points), 'setting')}" if study.points else ""
         per_point = f"{seeds} seed{'' if seeds == '1' else 's'} per point"
         grid = f"; grid {', '.join(study.grid)}" if study.grid else ""
         one_run = 1 in results.row_sizes()
-        done = results.count()
-        parts.append(f"{done} run{'' if done == 1 else 's'} done ({len(study.arms)} "
-                     f"arm{'' if len(study.arms) == 1 else 's'}{settings}, "
+        parts.append(f"{plural(results.count(), 'run')} done "
+                     f"({plural(len(study.arms), 'arm')}{settings}, "
                      f"{per_point}{grid}). Each cell: mean ± 95% interval (Student t) over the "
                      "seeds" + ("; a cell of one run is its value, with no interval"
                                 if one_run else "") + ".\n")
