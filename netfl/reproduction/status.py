@@ -5,7 +5,10 @@ time they took, and an estimate of the host time the rest will take (``netfl rep
 The estimate takes each remaining run to cost the median host time of the done runs nearest
 to it: of its own arm and named point, else of its arm, else of its study, else of its section;
 where nothing of its section has run there is no estimate. Host times are those recorded on
-the machine that ran them, with whatever else ran beside them.
+the machine that ran them, with whatever else ran beside them. A run two studies share (the same
+run id) counts its host time once, in the first study that has it, as the page's host-time
+table does; in a study that lacks it, it counts as done (the next regeneration copies it,
+running nothing) and costs no estimate.
 """
 
 from __future__ import annotations
@@ -54,25 +57,33 @@ def reproduction_status(plans: list[Plan], out_dir: Path, quick: bool = False
     done: dict[tuple[str, ...], int] = defaultdict(int)
     host: dict[tuple[str, str], float] = defaultdict(float)
     order: list[tuple[str, str]] = []
-    for plan in plans:
-        for run in arm_runs(plan, out_dir, quick):
-            study = (plan.section, run.study.id)
-            if study not in order:
-                order.append(study)
-            key = ("/".join((*study, run.arm.label, run.point)), "/".join((*study,
-                   run.arm.label)), "/".join(study), plan.section)
-            points = 1
-            for values in run.grid.values():
-                points *= len(values)
-            planned[key] += run.seeds * points
-            for row in study_rows(run):
-                if row.get("status") != "done":
-                    continue
-                seconds = float(row.get("host_time_s") or 0.0)
-                done[key] += 1
-                host[study] += seconds
-                for level, name in zip(levels, key, strict=True):
-                    level[name].append(seconds)
+    runs = [(plan, run, [r for r in study_rows(run) if r.get("status") == "done"])
+            for plan in plans for run in arm_runs(plan, out_dir, quick)]
+    everywhere = {row["run_id"] for _plan, _run, rows in runs for row in rows}
+    counted: set[str] = set()
+    for plan, run, rows in runs:
+        study = (plan.section, run.study.id)
+        if study not in order:
+            order.append(study)
+        key = ("/".join((*study, run.arm.label, run.point)), "/".join((*study,
+               run.arm.label)), "/".join(study), plan.section)
+        points = 1
+        for values in run.grid.values():
+            points *= len(values)
+        planned[key] += run.seeds * points
+        for row in rows:
+            done[key] += 1
+            if row["run_id"] in counted:
+                continue
+            counted.add(row["run_id"])
+            seconds = float(row.get("host_time_s") or 0.0)
+            host[study] += seconds
+            for level, name in zip(levels, key, strict=True):
+                level[name].append(seconds)
+        if len(rows) < run.seeds * points:  # runs another study has done: copied, not run
+            mine = {row["run_id"] for row in rows}
+            done[key] += sum(p.run_id in everywhere and p.run_id not in mine
+                             for p in run.load().points)
     out = []
     for study in order:
         mine = {k: planned[k] - done[k] for k in planned if k[2] == "/".join(study)}

@@ -82,3 +82,37 @@ def test_rebuilding_one_section_keeps_every_papers_verdicts(tmp_path):
     verdicts = doc.read_text().split("<!-- reproduction:verdicts -->")[1]
     assert "| Other Hier reaches the target sooner" in verdicts  # the section not named
     assert "| Hier reaches the target sooner" in verdicts
+
+
+def test_a_run_two_studies_share_counts_once_and_is_not_estimated_again(tmp_path):
+    # before: the copy's host time counted in both studies (Group-FEL's Table 1 cell that is
+    # the baselines' run: 3.4 h in the status against 2.9 h in the page's table), and a study
+    # whose runs another had done showed them as left, estimated at their full host time
+    import json
+    import shutil
+
+    from netfl.reproduction.execute import HOST_TIMES
+    from tests.reproduction.test_document import PLAN
+
+    plans_dir = write_plan(tmp_path / "plans")
+    twin = ("  - id: twin\n    title: the same runs\n    seeds: 3\n"
+            "    points:\n      - {label: fast, set: [links.access.rate=100 Mbps]}\n"
+            "    grid: {algorithm.local_steps: [2, 4]}\n"
+            "    arms:\n      - {label: Hier, scenario: scenarios/hier.yaml}\n"
+            "    metrics: [final_accuracy]\n")
+    (plans_dir / "tiny.yaml").write_text(PLAN.replace("studies:\n", "studies:\n" + twin, 1))
+    plans = load_plans(plans_dir)
+    out = tmp_path / "out"
+    run_plans(plans, out, lambda: LocalExecutor(1))
+    statuses = {s.study: s for s in reproduction_status(plans, out)}
+    times = json.loads((out / HOST_TIMES).read_text())["sections"]["tiny"]["studies"]
+    assert statuses["twin"].host_done_s == pytest.approx(times["twin"])
+    assert statuses["speed"].host_done_s == pytest.approx(times["speed"])  # Flat's alone
+    assert statuses["speed"].done == 12
+
+    hier = next(r for r in arm_runs(plans[0], out) if (r.study.id, r.arm.label)
+                == ("speed", "Hier"))
+    shutil.rmtree(hier.folder)  # not copied yet: done all the same, nothing left to run
+    statuses = {s.study: s for s in reproduction_status(plans, out)}
+    assert (statuses["speed"].planned, statuses["speed"].done) == (12, 12)
+    assert statuses["speed"].left_s == 0.0
