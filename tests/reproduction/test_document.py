@@ -155,19 +155,27 @@ def test_a_study_of_one_run_says_run_not_runs(tmp_path):
     assert "1 run done (1 arm, 1 setting, 1 seed per point" in doc.read_text()
 
 
+# a study whose one arm is the speed study's Hier, run for run (the same run ids)
+TWIN = ("  - id: twin\n    title: the same runs\n    seeds: 3\n"
+        "    points:\n      - {label: fast, set: [links.access.rate=100 Mbps]}\n"
+        "    grid: {algorithm.local_steps: [2, 4]}\n"
+        "    arms:\n      - {label: Hier, scenario: scenarios/hier.yaml}\n"
+        "    metrics: [final_accuracy]\n")
+
+
+def write_twin_plan(folder: Path) -> Path:
+    """``write_plan``'s plan with the TWIN study before its own."""
+    plans_dir = write_plan(folder)
+    (plans_dir / "tiny.yaml").write_text(PLAN.replace("studies:\n", "studies:\n" + TWIN, 1))
+    return plans_dir
+
+
 def test_a_run_two_studies_share_is_run_once_and_its_host_time_counted_once(tmp_path):
     # a study whose arm is another's, run for run: its runs are copied, not run again, and
     # the regeneration's host time counts them once (before: run twice, counted twice)
     from netfl.reproduction.execute import study_rows
 
-    plans_dir = write_plan(tmp_path / "plans")
-    twin = ("  - id: twin\n    title: the same runs\n    seeds: 3\n"
-            "    points:\n      - {label: fast, set: [links.access.rate=100 Mbps]}\n"
-            "    grid: {algorithm.local_steps: [2, 4]}\n"
-            "    arms:\n      - {label: Hier, scenario: scenarios/hier.yaml}\n"
-            "    metrics: [final_accuracy]\n")
-    (plans_dir / "tiny.yaml").write_text(PLAN.replace("studies:\n", "studies:\n" + twin, 1))
-    plans = load_plans(plans_dir)
+    plans = load_plans(write_twin_plan(tmp_path / "plans"))
     results = {(run.study.id, run.arm.label): (run, result) for run, result in
                run_plans(plans, tmp_path / "out", lambda: LocalExecutor(2))}
     copied = results[("speed", "Hier")][1]

@@ -92,16 +92,9 @@ def test_a_run_two_studies_share_counts_once_and_is_not_estimated_again(tmp_path
     import shutil
 
     from netfl.reproduction.execute import HOST_TIMES
-    from tests.reproduction.test_document import PLAN
+    from tests.reproduction.test_document import write_twin_plan
 
-    plans_dir = write_plan(tmp_path / "plans")
-    twin = ("  - id: twin\n    title: the same runs\n    seeds: 3\n"
-            "    points:\n      - {label: fast, set: [links.access.rate=100 Mbps]}\n"
-            "    grid: {algorithm.local_steps: [2, 4]}\n"
-            "    arms:\n      - {label: Hier, scenario: scenarios/hier.yaml}\n"
-            "    metrics: [final_accuracy]\n")
-    (plans_dir / "tiny.yaml").write_text(PLAN.replace("studies:\n", "studies:\n" + twin, 1))
-    plans = load_plans(plans_dir)
+    plans = load_plans(write_twin_plan(tmp_path / "plans"))
     out = tmp_path / "out"
     run_plans(plans, out, lambda: LocalExecutor(1))
     statuses = {s.study: s for s in reproduction_status(plans, out)}
