@@ -80,8 +80,8 @@ def reproduction_status(plans: list[Plan], out_dir: Path, quick: bool = False
             host[study] += seconds
             for level, name in zip(levels, key, strict=True):
                 level[name].append(seconds)
-        if len(rows) < run.seeds * points:  # runs another study has done: copied, not run
-            mine = {row["run_id"] for row in rows}
+        mine = {row["run_id"] for row in rows}
+        if len(rows) < run.seeds * points and everywhere - mine:  # another study's: copied
             done[key] += sum(p.run_id in everywhere and p.run_id not in mine
                              for p in run.load().points)
     out = []
