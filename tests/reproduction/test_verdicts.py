@@ -79,6 +79,15 @@ def test_higher_is_better_flips_the_comparison():
     assert less(values, "A", "B").verdict == NOT_REPRODUCED
 
 
+def test_an_accuracy_verdict_shows_the_paired_difference_with_its_arms_in_order():
+    # it once read "B/A = 1.12x" for A's mean over B's: the label named the arms the wrong way
+    values = {"A": {"": {1: 0.90, 2: 0.91, 3: 0.92}}, "B": {"": {1: 0.80, 2: 0.82, 3: 0.83}}}
+    verdict = less(values, "A", "B", higher_is_better=True)
+    assert "A - B = +0.0933 ± 0.014" in verdict.reason and "B/A" not in verdict.reason
+    one_seed = less({"A": {"": {1: 0.85}}, "B": {"": {1: 0.86}}}, "A", "B", higher_is_better=True)
+    assert "A - B = -0.0100 (not significant at 95%)" in one_seed.reason
+
+
 def test_a_ratio_claim_short_of_its_factor_is_direction_only():
     values = {"A": {"": {1: 23.0, 2: 24.0, 3: 22.0}}, "B": {"": {1: 70.0, 2: 72.0, 3: 69.0}}}
     assert less(values, "A", "B", at_least=7.7).verdict == DIRECTION
