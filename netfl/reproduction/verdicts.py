@@ -112,16 +112,20 @@ def compare(point: str, a: Seeds, b: Seeds, name_a: str, name_b: str,
     ratio = (mean_b / mean_a) if mean_a else None
     if higher_is_better and ratio:
         ratio = 1.0 / ratio  # A's over B's: above 1, A is better, as for a cost
-    how = (_difference_text(name_a, name_b, paired) if higher_is_better
+    how = (_difference_text(name_a, name_b, paired, mean_a, mean_b) if higher_is_better
            else f"{name_b}/{name_a} = {ratio:.2f}x" if ratio is not None else "")
     note = "" if significant else " (not significant at 95%)"
     return Comparison(point, better, significant, ratio,
                       f"{point or 'all'}: {how}{note}")
 
 
-def _difference_text(name_a: str, name_b: str, paired: Interval) -> str:
+def _difference_text(name_a: str, name_b: str, paired: Interval, mean_a: float,
+                     mean_b: float) -> str:
     """A paired difference as a verdict shows it ("A - B = -0.0092 ± 0.0063"; no interval
-    from one seed): an accuracy's change is compared, and so shown, as a difference."""
+    from one seed): an accuracy's change is compared, and so shown, as a difference. With no
+    seed in common there is nothing to pair: the two means, said so."""
+    if paired.n == 0:
+        return f"{name_a} {mean_a:.4f} against {name_b} {mean_b:.4f} (no seed in common)"
     half = "" if math.isnan(paired.half) else f" ± {paired.half:.2g}"
     return f"{name_a} - {name_b} = {paired.mean:+.4f}{half}"
 

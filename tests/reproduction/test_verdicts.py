@@ -86,6 +86,9 @@ def test_an_accuracy_verdict_shows_the_paired_difference_with_its_arms_in_order(
     assert "A - B = +0.0933 ± 0.014" in verdict.reason and "B/A" not in verdict.reason
     one_seed = less({"A": {"": {1: 0.85}}, "B": {"": {1: 0.86}}}, "A", "B", higher_is_better=True)
     assert "A - B = -0.0100 (not significant at 95%)" in one_seed.reason
+    apart = less({"A": {"": {1: 0.85}}, "B": {"": {2: 0.86}}}, "A", "B", higher_is_better=True)
+    assert "A 0.8500 against B 0.8600 (no seed in common)" in apart.reason
+    assert "nan" not in apart.reason
 
 
 def test_a_ratio_claim_short_of_its_factor_is_direction_only():
