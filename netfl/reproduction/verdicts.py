@@ -112,8 +112,10 @@ def compare(point: str, a: Seeds, b: Seeds, name_a: str, name_b: str,
     ratio = (mean_b / mean_a) if mean_a else None
     if higher_is_better and ratio:
         ratio = 1.0 / ratio  # A's over B's: above 1, A is better, as for a cost
-    how = (_difference_text(name_a, name_b, paired, mean_a, mean_b) if higher_is_better
-           else f"{name_b}/{name_a} = {ratio:.2f}x" if ratio is not None else "")
+    if higher_is_better:
+        how = _difference_text(name_a, name_b, paired, mean_a, mean_b)
+    else:
+        how = f"{name_b}/{name_a} = {ratio:.2f}x" if ratio is not None else ""
     note = "" if significant else " (not significant at 95%)"
     return Comparison(point, better, significant, ratio,
                       f"{point or 'all'}: {how}{note}")
@@ -126,8 +128,14 @@ def _difference_text(name_a: str, name_b: str, paired: Interval, mean_a: float,
     seed in common there is nothing to pair: the two means, said so."""
     if paired.n == 0:
         return f"{name_a} {mean_a:.4f} against {name_b} {mean_b:.4f} (no seed in common)"
-    half = "" if math.isnan(paired.half) else f" ± {paired.half:.2g}"
-    return f"{name_a} - {name_b} = {paired.mean:+.4f}{half}"
+    return _paired_text(name_a, name_b, paired, mean_format="+.4f", half_format=".2g")
+
+
+def _paired_text(name_a: str, name_b: str, paired: Interval, mean_format: str,
+                 half_format: str) -> str:
+    """"A - B = d ± h" in the given formats (no "± h" where one seed gives no interval)."""
+    half = "" if math.isnan(paired.half) else f" ± {paired.half:{half_format}}"
+    return f"{name_a} - {name_b} = {paired.mean:{mean_format}}{half}"
 
 
 def judge(comparisons: list[Comparison], at_least: float | None = None) -> Verdict:
@@ -176,10 +184,9 @@ def _against_tolerance(point: str, a: Seeds, b: Seeds, name_a: str, name_b: str,
     if paired.n == 0:
         return Comparison(point, False, False, None, f"{point or 'all'}: no seed with both")
     holds, significant = test(paired)
-    half = "" if math.isnan(paired.half) else f" ± {paired.half:.4g}"
+    text = _paired_text(name_a, name_b, paired, mean_format="+.4g", half_format=".4g")
     return Comparison(point, holds, significant, None,
-                      f"{point or 'all'}: {name_a} - {name_b} = {paired.mean:+.4g}{half} "
-                      f"(tolerance {tolerance:g})")
+                      f"{point or 'all'}: {text} (tolerance {tolerance:g})")
 
 
 def within(values: dict[str, dict[str, Seeds]], arm: str, than: str,
