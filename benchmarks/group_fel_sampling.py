@@ -106,6 +106,9 @@ def main() -> None:
     parser.add_argument("--regroup", type=int, nargs="+", metavar="ROUNDS",
                         help="regrouping intervals to compare (0: never), ESRCoV only")
     args = parser.parse_args()
+    if args.regroup and min(args.regroup) < 0:
+        parser.error(f"--regroup: an interval is 0 (never) or a number of rounds, "
+                     f"not {min(args.regroup)}")
     if args.regroup:
         print_regrouping(args)
         return
