@@ -37,13 +37,17 @@ ROOT = Path(__file__).resolve().parents[1]
 OFTEN, RARELY = 0.5, 0.01  # inclusion probabilities: in half the rounds or more; under 1%
 
 
+def scenario_algorithm(scenario_path: Path, seed: int, overrides: list[str]):
+    """The scenario's algorithm at ``seed``, built as its run builds it (nothing run)."""
+    return Simulation(load_scenario(scenario_path, [*overrides, f"seed={seed}"])).algorithm
+
+
 def sampling_reach(scenario_path: Path, seed: int, sampling: str, rounds: int,
                    overrides: list[str] = ()) -> dict:
     """One seed and rule: the groups' inclusion probabilities, summarised. ``overrides``:
     ``--set`` strings applied first (say another alpha)."""
-    scenario = load_scenario(scenario_path, [*overrides, f"seed={seed}",
-                                             f"algorithm.sampling={sampling}"])
-    algorithm = Simulation(scenario).algorithm
+    algorithm = scenario_algorithm(scenario_path, seed,
+                                   [*overrides, f"algorithm.sampling={sampling}"])
     groups = algorithm.form_groups()
     pi = np.exp([g.log_pi for g in groups])
     data = np.array([g.data for g in groups], dtype=float)
@@ -62,8 +66,7 @@ def regrouping_reach(scenario_path: Path, seed: int, interval: int, rounds: int,
     rounds (0: once). Returns the share of the samples whose expected rounds trained are under
     1% of ``rounds``, and the 10th-percentile and median sample's expected rounds trained."""
     regroup = [f"algorithm.regroup_interval={interval}"] if interval else []
-    scenario = load_scenario(scenario_path, [*overrides, f"seed={seed}", *regroup])
-    algorithm = Simulation(scenario).algorithm
+    algorithm = scenario_algorithm(scenario_path, seed, [*overrides, *regroup])
     clients = [c for edge in algorithm.world.edge_servers for c in algorithm.world.clients_of(edge)]
     expected = dict.fromkeys(clients, 0.0)
     start = 0
@@ -75,10 +78,10 @@ def regrouping_reach(scenario_path: Path, seed: int, interval: int, rounds: int,
         start += span
     samples = np.asarray(algorithm.data_sizes(clients))
     per_client = np.array([expected[c] for c in clients])
+    p10, median = np.percentile(np.repeat(per_client, samples), [10, 50])
     return {"formations": algorithm.formations,
             "rarely_share": float(samples[per_client < RARELY * rounds].sum() / samples.sum()),
-            "p10_rounds": float(np.percentile(np.repeat(per_client, samples), 10)),
-            "median_rounds": float(np.median(np.repeat(per_client, samples)))}
+            "p10_rounds": float(p10), "median_rounds": float(median)}
 
 
 def print_regrouping(args) -> None:
@@ -106,10 +109,10 @@ def main() -> None:
     parser.add_argument("--regroup", type=int, nargs="+", metavar="ROUNDS",
                         help="regrouping intervals to compare (0: never), ESRCoV only")
     args = parser.parse_args()
-    if args.regroup and min(args.regroup) < 0:
-        parser.error(f"--regroup: an interval is 0 (never) or a number of rounds, "
-                     f"not {min(args.regroup)}")
     if args.regroup:
+        if min(args.regroup) < 0:
+            parser.error(f"--regroup: an interval is 0 (never) or a number of rounds, "
+                         f"not {min(args.regroup)}")
         print_regrouping(args)
         return
     print(f"{args.scenario.name} {' '.join(args.overrides)}, {args.rounds} rounds; "
