@@ -47,12 +47,43 @@ def fashion_mnist_folder() -> Path | None:
     return None
 
 
-# A test that reads Fashion-MNIST itself runs where the files are (CI installs Debian's package)
-# and skips, saying why, on a machine without them: a test never downloads a data set.
-needs_fashion_mnist = pytest.mark.skipif(
-    fashion_mnist_folder() is None,
-    reason="Fashion-MNIST is not on this machine (apt-get install dataset-fashion-mnist, or its "
-           "four IDX files in ~/.cache/netfl/datasets)")
+# A test that reads Fashion-MNIST itself carries this mark: it runs where the files are (CI
+# installs Debian's package) and skips, saying why, on a machine without them; a test never
+# downloads a data set. Every other test runs with the Debian folder and the cache hidden (the
+# autouse fixture below), so a test that reads the data set without the mark fails on every
+# machine, not only on a fresh one without the package.
+needs_fashion_mnist = pytest.mark.fashion_mnist
+
+FASHION_MNIST_MISSING = (
+    "Fashion-MNIST is not on this machine (apt-get install dataset-fashion-mnist, or its four "
+    "IDX files in ~/.cache/netfl/datasets)")
+# The path the loader is pointed at in an unmarked test: its name, in the loader's list of the
+# folders it searched, says what is wrong.
+UNMARKED_DATA_FOLDER = Path("/nonexistent/a-test-that-reads-fashion-mnist-needs-the-"
+                            "needs_fashion_mnist-mark")
+
+
+def pytest_collection_modifyitems(config, items):
+    if fashion_mnist_folder() is not None:
+        return
+    skip = pytest.mark.skip(reason=FASHION_MNIST_MISSING)
+    for item in items:
+        if item.get_closest_marker("fashion_mnist") is not None:
+            item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def hide_fashion_mnist_unless_marked(request, monkeypatch):
+    """Point netfl's Fashion-MNIST search (Debian's folder and the cache) at a folder that does
+    not exist, unless the test carries ``needs_fashion_mnist``."""
+    if request.node.get_closest_marker("fashion_mnist") is not None:
+        yield
+        return
+    from netfl.learn import datasets
+
+    monkeypatch.setattr(datasets, "DEBIAN_FASHION_MNIST", UNMARKED_DATA_FOLDER)
+    monkeypatch.setattr(datasets, "DEFAULT_CACHE_DIR", UNMARKED_DATA_FOLDER)
+    yield
 
 
 @pytest.fixture

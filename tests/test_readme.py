@@ -140,3 +140,9 @@ def test_docs_benchmarks_is_what_the_renderer_makes_of_the_results():
         rendered = report.render()
     assert (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8") == rendered, \
         "run python benchmarks/report.py"
+
+
+def test_ci_runs_the_long_tests_the_readme_names():
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert 'long_command=".venv/bin/python -m pytest -m long"' in ci
+    assert "`.venv/bin/python -m pytest -m long`" in README.read_text(encoding="utf-8")

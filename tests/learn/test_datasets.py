@@ -23,6 +23,7 @@ from netfl.learn.datasets import (
     load_torchvision,
     read_idx,
 )
+from tests.conftest import needs_fashion_mnist
 
 
 def idx_bytes(array: np.ndarray, type_code: int) -> bytes:
@@ -217,6 +218,7 @@ def test_unknown_names_are_rejected():
         load_torchvision("emnist", None, download=False, emnist_split="words")
 
 
+@needs_fashion_mnist
 @pytest.mark.skipif(not (datasets.DEBIAN_FASHION_MNIST / "train-images-idx3-ubyte.gz").is_file(),
                     reason="Debian's dataset-fashion-mnist is not installed "
                            "(/usr/share/datasets/fashion-mnist absent)")

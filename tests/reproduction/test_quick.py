@@ -1,5 +1,6 @@
 """``netfl reproduce --quick`` end to end, as CI runs it: every section's short runs, the
-document with its tables, figures and verdicts (about 6 minutes on 2 cores; needs Fashion-MNIST)."""
+document with its tables, figures and verdicts (about 8 minutes on 2 cores; needs Fashion-MNIST;
+under the ``long`` marker)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
+@pytest.mark.long
 @needs_fashion_mnist
 def test_quick_reproduction_runs_end_to_end(tmp_path):
     out, doc = tmp_path / "quick", tmp_path / "quick" / "reproduction.md"

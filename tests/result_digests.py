@@ -1,0 +1,106 @@
+"""Digests of runs' results, the guard that a change meant to change no result (a faster event
+loop, a closed form for a cohort) changes none: each scenario's summary.json less its host
+times, and its metrics, rounds, links and participation tables, hashed and compared with the
+digests committed in ``tests/data/result_digests.json``.
+
+Two sets, both in that file:
+
+* ``latency``: every scenario of ``scenarios/`` (short, paper and the rest) with the fake model
+  (the real model's parameter count and FLOPs kept, so every transfer and job is the same size)
+  and simulated time cut at ``LATENCY_SIM_TIME``: the network, the devices and the algorithms'
+  events, in seconds (the default test command);
+* ``trained``: every ``short-*.yaml`` and the quickstart as written, real training included
+  (minutes; under the ``long`` marker).
+
+Regenerate after a change that is meant to change results (and say so in the commit):
+
+    python -m tests.result_digests [--set latency|trained|all]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DIGESTS = ROOT / "tests" / "data" / "result_digests.json"
+TABLES = ("metrics.csv", "rounds.csv", "links.csv", "participation.csv")
+# host-dependent or version fields of summary.json: everything else is a result
+HOST_FIELDS = ("host_time_s", "host_time_s_by_part", "netfl_version")
+LATENCY_SIM_TIME = "20 min"
+FAKE_PARAMS, FAKE_FLOPS = 199_210, 397_600  # the 784-200-200-10 MLP
+# scenarios that are not runs on their own (sweep grids, reproduction plans)
+NOT_SCENARIOS = ("sweeps", "reproduction")
+
+
+def scenario_files() -> list[Path]:
+    """Every runnable scenario file under scenarios/, in a stable order."""
+    return sorted(p for p in (ROOT / "scenarios").rglob("*.yaml")
+                  if not set(p.relative_to(ROOT / "scenarios").parts[:-1]) & set(NOT_SCENARIOS))
+
+
+def trained_files() -> list[Path]:
+    return [p for p in scenario_files() if p.name.startswith("short-")] + [
+        ROOT / "scenarios" / "quickstart.yaml"]
+
+
+def run_digest(path: Path, overrides: list[str]) -> dict[str, str]:
+    """Run ``path`` with ``overrides`` into a temporary folder; the digest of each result file."""
+    from netfl.runner import run_scenario
+
+    with tempfile.TemporaryDirectory() as out:
+        result = run_scenario(path, overrides=["output.plots=false", *overrides], out_dir=out,
+                              run_id="digest")
+        folder = Path(result.path)
+        summary = json.loads((folder / "summary.json").read_text())
+        for field in HOST_FIELDS:
+            summary.pop(field, None)
+        digests = {"summary.json": _sha(json.dumps(summary, sort_keys=True).encode())}
+        for name in TABLES:
+            if (folder / name).is_file():
+                digests[name] = _sha((folder / name).read_bytes())
+        return digests
+
+
+def latency_overrides() -> list[str]:
+    """The fake model in place of the scenario's, the size of the Fed-CHS paper's MLP (every
+    transfer and job of a Fashion-MNIST MLP scenario keeps its size), and the run cut at
+    LATENCY_SIM_TIME of simulated time."""
+    return [f"model={{kind: fake, params: {FAKE_PARAMS}, flops_per_sample: {FAKE_FLOPS}}}",
+            f"stop.max_sim_time={LATENCY_SIM_TIME}"]
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def key(path: Path) -> str:
+    return str(path.relative_to(ROOT / "scenarios"))
+
+
+def compute(which: str) -> dict[str, dict[str, str]]:
+    from rich.progress import track
+
+    files = scenario_files() if which == "latency" else trained_files()
+    out = {}
+    for path in track(files, description=f"{which} digests"):
+        out[key(path)] = run_digest(path, latency_overrides() if which == "latency" else [])
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", choices=("latency", "trained", "all"), default="all")
+    args = parser.parse_args()
+    stored = json.loads(DIGESTS.read_text()) if DIGESTS.is_file() else {}
+    for which in (("latency", "trained") if args.set == "all" else (args.set,)):
+        stored[which] = compute(which)
+    DIGESTS.write_text(json.dumps(stored, indent=1, sort_keys=True) + "\n")
+    print(f"wrote {DIGESTS}")
+
+
+if __name__ == "__main__":
+    main()
