@@ -61,9 +61,12 @@ BENCHMARKS = {
         "and on the full test set) against one that only evaluates every eval_every rounds."),
     "bench_floors": (
         "Floors under the papers' runs",
-        "Plain torch doing only the arithmetic two paper scenarios cannot avoid: the 80,000 "
-        "gradients of fedchs/paper-fed-chs.yaml and the QSGD draws of "
-        "fedchs/paper-fedavg-qsgd.yaml's 400,000 uploads."),
+        "Each paper scenario run in netfl beside its floor, measured in the same process: plain "
+        "torch doing the run's training passes (a per-client loop with one model object), "
+        "evaluations and QSGD draws, and plain SimPy processing as many events. Host / floor "
+        "is the run's host time over that sum (under 1 where netfl's batched trainer beats "
+        "the plain loop); the FLOP bound is the run's counted training FLOPs at the machine's "
+        "sgemm peak; the event-loop share is netfl's event loop over the host time."),
     "bench_scale": (
         "Scale, latency only",
         "Latency-only hierarchical FedAvg and Fed-CHS (fake model, 10 cloud rounds) at growing "
