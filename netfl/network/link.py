@@ -61,7 +61,9 @@ class Link:
         # not in the network's bounded path cache, so a million clients' own paths all hit
         self.hop_parts = {end: ((self,), tuple(dict.fromkeys(cs)), cs[:1])
                           for end, cs in self._channels.items()}
-        self._held_down: set[str] = set()
+        # the reasons holding it down: replaced, never changed in place, so that the links of a
+        # million clients share the one empty frozenset (a set of its own is 216 bytes)
+        self._held_down: frozenset[str] = frozenset()
         self.down_epoch = 0
         self.down_reason = ""  # the reason that last took the link down
         self.tracking = False  # a rate tracker runs for this link (moving radio ends)
@@ -82,7 +84,7 @@ class Link:
         """Hold the link down for ``reason``; returns True if this took it from up to down,
         in which case every flow crossing it fails."""
         was_up = self.up
-        self._held_down.add(reason)
+        self._held_down = self._held_down | {reason}
         if was_up:
             self.down_reason = reason
             self.down_epoch += 1
@@ -102,5 +104,5 @@ class Link:
         """Drop ``reason``; returns True if the link is now up again."""
         if reason not in self._held_down:
             return False
-        self._held_down.discard(reason)
+        self._held_down = self._held_down - {reason}
         return self.up
