@@ -76,14 +76,11 @@ def pytest_collection_modifyitems(config, items):
 def hide_fashion_mnist_unless_marked(request, monkeypatch):
     """Point netfl's Fashion-MNIST search (Debian's folder and the cache) at a folder that does
     not exist, unless the test carries ``needs_fashion_mnist``."""
-    if request.node.get_closest_marker("fashion_mnist") is not None:
-        yield
-        return
-    from netfl.learn import datasets
+    if request.node.get_closest_marker("fashion_mnist") is None:
+        from netfl.learn import datasets
 
-    monkeypatch.setattr(datasets, "DEBIAN_FASHION_MNIST", UNMARKED_DATA_FOLDER)
-    monkeypatch.setattr(datasets, "DEFAULT_CACHE_DIR", UNMARKED_DATA_FOLDER)
-    yield
+        monkeypatch.setattr(datasets, "DEBIAN_FASHION_MNIST", UNMARKED_DATA_FOLDER)
+        monkeypatch.setattr(datasets, "DEFAULT_CACHE_DIR", UNMARKED_DATA_FOLDER)
 
 
 @pytest.fixture

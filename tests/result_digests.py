@@ -6,9 +6,10 @@ digests committed in ``tests/data/result_digests.json``.
 Two sets, both in that file:
 
 * ``latency``: every scenario of ``scenarios/`` (short, paper and the rest) with the fake model
-  (the real model's parameter count and FLOPs kept, so every transfer and job is the same size)
-  and simulated time cut at ``LATENCY_SIM_TIME``: the network, the devices and the algorithms'
-  events, in seconds (the default test command);
+  at the size of the Fed-CHS paper's MLP (FAKE_PARAMS, FAKE_FLOPS; a Fashion-MNIST MLP
+  scenario's transfers and jobs keep their sizes) and simulated time cut at
+  ``LATENCY_SIM_TIME``: the network, the devices and the algorithms' events, in seconds (the
+  default test command);
 * ``trained``: every ``short-*.yaml`` and the quickstart as written, real training included
   (minutes; under the ``long`` marker).
 
