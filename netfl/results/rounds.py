@@ -36,6 +36,7 @@ PARTS = ("download", "compute", "upload", "aggregation", "group_operation", "han
          "waiting")
 ROUND_COLUMNS = ["round", "start_s", "end_s", "duration_s", "ended_at", *(f"{p}_s" for p in PARTS)]
 _RANK = {"client": 0, "edge": 1, "cloud": 2}
+ROUNDING_ULPS = 16  # how far past a time an activity may end and still count as ended by it
 
 
 def transfer_part(tag: str, src_tier: str, dst_tier: str) -> str:
@@ -71,12 +72,15 @@ def critical_path(by_node: dict[str, list[Activity]], last: Activity, start: flo
         acts = by_node.get(node)
         if not acts:
             break
-        i = min(bisect.bisect_right(acts, t, key=_end), limit.get(node, len(acts))) - 1
+        # an activity that ended at t up to float rounding ended by t: a record's start is
+        # its end less its duration, which can fall an ulp before the end of what it followed
+        i = min(bisect.bisect_right(acts, t + ROUNDING_ULPS * math.ulp(t), key=_end),
+                limit.get(node, len(acts))) - 1
         if i < 0 or acts[i].end <= start:
             break
         activity, limit[node] = acts[i], i
         began = max(activity.start, start)
-        parts[activity.part] += max(activity.end - began, 0.0)
+        parts[activity.part] += max(min(activity.end, t) - began, 0.0)
         t = min(t, began)
         if activity.src is not None:
             node = activity.src

@@ -36,6 +36,20 @@ def test_the_walk_follows_the_slowest_client_back_to_the_round_start():
                                    "waiting": 0.5})
 
 
+def test_an_upload_that_starts_an_ulp_before_its_computation_ended_follows_it():
+    """A record's start is its end less its duration: it can fall an ulp before the end of
+    the computation it followed. The walk still takes the computation (it counted it as
+    waiting, and the download before it, in a paper-scale run's first round)."""
+    trained = 0.9199322961325965
+    acts = by_node(Activity(0.2616746055248619, 0.9055322961325966, "c", "e", "download"),
+                   Activity(0.9055322961325966, trained, "c", None, "compute"),
+                   Activity(math.nextafter(trained, 0.0), 2.6, "e", "c", "upload"))
+    parts, _ = critical_path(acts, acts["e"][-1], 0.2616746055248619, 2.6)
+    assert parts["waiting"] == 0.0
+    assert parts["compute"] == pytest.approx(0.0144, rel=1e-9)
+    assert math.fsum(parts.values()) == pytest.approx(2.6 - 0.2616746055248619, rel=1e-12)
+
+
 def test_activities_begun_before_the_round_count_only_from_its_start():
     acts = by_node(Activity(8.0, 12.0, "e2", "e1", "handover"),
                    Activity(12.0, 13.0, "e2", None, "aggregation"))
