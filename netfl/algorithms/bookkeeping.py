@@ -52,6 +52,7 @@ class RunBook:
         self.rounds_done = 0
         self.rounds_without_updates = 0
         self.local_steps_done = 0
+        self.closed_form_exchanges = 0  # exchanges advanced in closed form (links.closed_form)
         self.cost_spent = 0.0  # eq. (5) of Group-FEL, for the algorithms that charge it
         # "target_accuracy", "max_local_steps", "max_cost", "diverged", or an algorithm's own
         self.stopped_by: str | None = None

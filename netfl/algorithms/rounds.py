@@ -12,6 +12,7 @@ import numpy as np
 import simpy
 
 from netfl.algorithms.aggregation import data_weights
+from netfl.algorithms.cohort import plan_cohort, run_cohort
 from netfl.algorithms.primitive import defuse, primitive
 from netfl.learn.compress import NoCompression
 from netfl.sim.trace import Selected
@@ -37,12 +38,21 @@ class ClientRounds:
         simulated time. Returns the clients whose uploads arrived, in ``clients``' order;
         when none did, waits ``idle_wait`` first (``wait_idle``).
 
+        With ``links.closed_form``, an exchange whose clients have their links and devices to
+        themselves is advanced in closed form (netfl.algorithms.cohort), to the same times.
+
         ``first=K`` returns once K uploads arrived, ``deadline`` (simulated seconds from now)
         at that time at the latest; the clients still under way are then cancelled
         (``cancel``: their transfers release their share at once and are counted as
         cancelled, their device time stops)."""
         self._trace.emit(Selected(time_s=self.env.now, server=server, round=round_,
                                   count=len(clients)))
+        if first is None and deadline is None and self._network.closed_form_classes and (
+                not self.broadcasts_from(server)):
+            plan = plan_cohort(self, server, clients, steps)
+            if plan is not None:
+                self.book.closed_form_exchanges += 1
+                return (yield from run_cohort(self, plan, round_, steps))
         received = None
         if clients and self.broadcasts_from(server):
             received = yield from self.broadcast(server, clients)
@@ -132,7 +142,8 @@ class ClientRounds:
             params, indices, steps, self.spec.lr if lr is None else lr, self.spec.batch_size,
             momentum=self.spec.momentum, weight_decay=self.spec.weight_decay,
             **solver) if arrived else []
-        updates = [self.compressed_towards(u, params) for u in updates]
+        if not isinstance(self.compressor, NoCompression):  # (the updates themselves if not)
+            updates = [self.compressed_towards(u, params) for u in updates]
         return RoundResult(arrived, updates, data_weights(self.data_sizes(arrived)))
 
     def compressed_towards(self, model, reference):

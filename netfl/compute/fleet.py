@@ -25,7 +25,7 @@ from netfl.compute.interval_trace import read_client_intervals
 from netfl.compute.jobs import JobSlots
 from netfl.compute.satellite_power import SatellitePowerSystem
 from netfl.compute.timing import aggregation_time_s, jitter_factor, pick_stragglers, train_time_s
-from netfl.errors import ScenarioError, ScenarioProblem
+from netfl.errors import ScenarioError, ScenarioProblem, SimulationError
 from netfl.network.transfer import Network
 from netfl.scenario.energy import EnergySpec
 from netfl.scenario.sections import Devices, DeviceSpec, RandomOnOff, TraceAvailability
@@ -80,6 +80,13 @@ class Fleet:
         radio = energy.radios.get("clients") if energy is not None else None
         self.batteries = (self._batteries(spec.clients.battery, radio and radio_model(radio))
                           if spec.clients.battery is not None else None)
+        # links.closed_form: whether jobs run exactly their train time (no availability
+        # changes, batteries or power policy), and the nodes an exchange advanced in closed
+        # form holds until it ends
+        self._fixed_devices = (self.satellite_power is None and self.batteries is None
+                               and not isinstance(availability, RandomOnOff))
+        self._with_outages = {world.clients[index] for index in self._outages}
+        self.reserved: set[str] = set()
 
     # ----------------------------------------------------------------------- profiles
 
@@ -156,9 +163,26 @@ class Fleet:
             slots = self._slots[node] = JobSlots(self.env, getattr(spec, "accelerators", 1))
         return slots
 
+    def closed_form_ready(self, node: str) -> bool:
+        """Whether a job started on ``node`` now would run at once for exactly the time
+        ``train_time_s`` gives, whatever happens meanwhile: no jitter, outages, availability
+        process, battery or power policy, no job running or queued, not reserved."""
+        if (not self._fixed_devices or node in self.reserved or node in self._with_outages
+                or not self._up.get(node, True)
+                or self._tier_spec[self.world.tier(node)].jitter > 0):
+            return False
+        slots = self._slots.get(node)
+        return slots is None or (slots.users == 0 and not slots.waiting)
+
     def run_job(self, node: str, duration_s: float):
         """Generator: queue for a slot on ``node``, then hold it for ``duration_s``; on a
         satellite with a power system, under its policy (netfl.compute.satellite_power)."""
+        if self.reserved and node in self.reserved:
+            raise SimulationError(
+                f"a job on {node} at {self.env.now:.6g} s, while an exchange advanced in closed "
+                f"form (links.closed_form: true) holds its device: the algorithm uses that "
+                f"client for two things at once; set links.closed_form: false to simulate it "
+                f"event by event")
         if self.satellite_power is not None and node in self.satellite_power:
             return self.satellite_power.run(node, duration_s, self.slots(node))
         if self.batteries is not None and node in self.batteries:

@@ -199,6 +199,26 @@ class Channel:
             bins = self.bins = TimeBins(now)
         bins.add(started_s, now, bits)
 
+    def carry_alone(self, started_s: float, ended_s: float, bits: float) -> None:
+        """A flow that had the channel to itself from ``started_s`` to ``ended_s`` (at or after
+        its last change), booked afterwards (a transfer advanced in closed form): what its
+        joining, leaving and ``carry`` would have done, in one call. Not for a medium's
+        channel."""
+        if not self.peak_flows:
+            self.fabric.channels_used[self] = None
+            self.peak_flows = 1
+        if ended_s > started_s:
+            elapsed = ended_s - started_s
+            self.busy_s += elapsed
+            self.flow_s += elapsed
+            self.capacity_bit += self.capacity_bps * elapsed
+        self.stat_s = ended_s
+        self.carried_bits += bits
+        bins = self.bins
+        if bins is None:
+            bins = self.bins = TimeBins(ended_s)
+        bins.add(started_s, ended_s, bits)
+
     def statistics(self, now: float) -> ChannelStats:
         """What the channel did from the start to ``now`` (at or after its last change), the
         flows still on it counted with the bits they have sent so far."""

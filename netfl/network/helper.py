@@ -20,6 +20,7 @@ from netfl.network.link import Link, LossModel
 from netfl.network.transfer import Network, RetryPolicy
 from netfl.network.transport import Pipelined, StoreAndForward
 from netfl.scenario.sections import (
+    AlwaysUp,
     Links,
     LinkSpec,
     RandomOnOff,
@@ -50,7 +51,21 @@ def build_network(env: simpy.Environment, world: World, spec: Links, streams: Ra
     network.on_start(lambda: _start_outages(network, spec, streams))
     if world.mobile:
         network.mobile = MobileAccess(network, spec)
+    elif spec.closed_form:
+        network.closed_form_classes = frozenset(_own_link_classes(network, spec))
     return network
+
+
+def _own_link_classes(network: Network, spec: Links):
+    """The link classes whose links are their clients' own (own_links.py): not shared, never
+    down, without retransmission losses, carried by a pipelined transport."""
+    for name in LINK_CLASSES:
+        link_spec = getattr(spec, name)
+        transport = network.class_transport(name)
+        if (not link_spec.shared and isinstance(link_spec.availability, AlwaysUp)
+                and not isinstance(link_spec.loss, RetransmitLoss)
+                and isinstance(transport, Pipelined)):
+            yield name
 
 
 def make_transport(spec):

@@ -76,6 +76,11 @@ class Link:
         """The direction's own channel (the first it crosses)."""
         return self._channels[(src, dst)][0]
 
+    def busy(self) -> bool:
+        """Whether a flow is on any of its channels, either way."""
+        return any(channel.flows_now for channels in self._channels.values()
+                   for channel in channels)
+
     def channels(self, src: str, dst: str) -> tuple[Channel, ...]:
         """Every channel a flow from ``src`` to ``dst`` over this link crosses."""
         return self._channels[(src, dst)]

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import simpy
 from simpy import Interrupt
 
-from netfl.errors import TransferFailed
+from netfl.errors import SimulationError, TransferFailed
 from netfl.network.fabric import Fabric
 from netfl.network.link import Link
 from netfl.network.routing import Topology
@@ -66,6 +66,10 @@ class Network(Topology):
         self._class_transport = dict(class_transports or {})
         self.mobile = None
         self._starters: list = []
+        # links.closed_form: the link classes whose links a client has to itself (own_links.py),
+        # and the links an exchange advanced in closed form holds until it ends
+        self.closed_form_classes: frozenset[str] = frozenset()
+        self.reserved_links: set[Link] = set()
 
     def on_start(self, starter) -> None:
         """Have ``start`` call ``starter()`` (no arguments)."""
@@ -75,6 +79,22 @@ class Network(Topology):
         """Start the processes that run from the simulation's start (link outages)."""
         for starter in self._starters:
             starter()
+
+    def next_transfer_id(self) -> int:
+        """A new transfer's id (ids count up from 0 in the order transfers start)."""
+        return next(self._ids)
+
+    def _refuse_reserved(self, path: list[str]) -> None:
+        """A per-event transfer may not cross a link an exchange advanced in closed form holds
+        (own_links.py): it would have shared a link booked as the client's alone."""
+        for link in self.path_parts(path)[0]:
+            if link in self.reserved_links:
+                raise SimulationError(
+                    f"a transfer {path[0]} -> {path[-1]} at {self.env.now:.6g} s crosses link "
+                    f"{link.name}, which an exchange advanced in closed form holds "
+                    f"(links.closed_form: true) for its client's own transfers: the algorithm "
+                    f"uses that client's link for two things at once; set links.closed_form: "
+                    f"false to simulate it event by event")
 
     # ------------------------------------------------------------------------ transfers
 
@@ -134,6 +154,8 @@ class Network(Topology):
                 try:
                     if path is None:
                         raise HopFailed(None, "no-route", 0.0)
+                    if self.reserved_links:
+                        self._refuse_reserved(path)
                     sent, lost, path = yield from self._deliver(path, nbits, label)
                     wire_bits += sent
                     retransmissions += lost
@@ -269,6 +291,10 @@ class Network(Topology):
     def transport_of(self, link: Link):
         """The transport that carries ``link``: its class's, or links.transport."""
         return self._class_transport.get(link.link_class, self.transport)
+
+    def class_transport(self, link_class: str):
+        """The transport that carries the links of ``link_class``."""
+        return self._class_transport.get(link_class, self.transport)
 
     def _deliver(self, path: list[str], nbits: float, label: tuple[int, str] | None = None):
         """Cross ``path``: in one piece, or (where link classes have transports of their own)

@@ -40,6 +40,8 @@ def event_schema() -> pa.Schema:
     """Every column any record type has, with its type (a name has one type in every record)."""
     types: dict[str, pa.DataType] = {"kind": pa.string()}
     for kind in _record_types():
+        if not kind.in_event_table:  # a bulk record, never emitted where a table is kept
+            continue
         for f in dataclasses.fields(kind):
             arrow = _ARROW[str(f.type)]
             if types.setdefault(f.name, arrow) != arrow:

@@ -21,7 +21,15 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
-from netfl.sim.trace import RoundEnd, Selected, TraceBus, TrainEnd, TransferEnd, TransferFail
+from netfl.sim.trace import (
+    ExchangeBooked,
+    RoundEnd,
+    Selected,
+    TraceBus,
+    TrainEnd,
+    TransferEnd,
+    TransferFail,
+)
 
 COUNTS = ("selected", "trained", "delivered", "lost_download", "lost_upload", "dropped",
           "cancelled")
@@ -40,6 +48,7 @@ class Participation:
         trace.subscribe(self._on_selected, Selected)
         trace.subscribe(self._on_train, TrainEnd)
         trace.subscribe(self._on_transfer, TransferEnd)
+        trace.subscribe(self._on_exchange_booked, ExchangeBooked)
         trace.subscribe(self._on_fail, TransferFail)
         trace.subscribe(self._on_round, RoundEnd)
 
@@ -68,6 +77,15 @@ class Participation:
             if counts is None:
                 counts = self._round[r.dst] = Counter()
             counts["delivered"] += 1
+
+    def _on_exchange_booked(self, r: ExchangeBooked) -> None:
+        """An exchange in closed form: every client downloaded, trained and delivered."""
+        server_of, server = self._server_of, r.server
+        for client in r.clients:
+            server_of[client] = server
+        counts = self._round.setdefault(server, Counter())
+        counts["trained"] += len(r.clients)
+        counts["delivered"] += len(r.clients)
 
     def _on_fail(self, r: TransferFail) -> None:
         if r.will_retry:

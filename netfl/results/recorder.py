@@ -38,6 +38,7 @@ from netfl.sim.trace import (
     Cost,
     Dropout,
     Evaluation,
+    ExchangeBooked,
     HandOver,
     Record,
     TargetReached,
@@ -93,6 +94,7 @@ class Recorder:
         self.events: list[dict] | None = [] if keep_events and spool is None else None
 
         trace.subscribe(self._on_transfer_end, TransferEnd)
+        trace.subscribe(self._on_exchange_booked, ExchangeBooked)
         trace.subscribe(self._on_transfer_fail, TransferFail)
         trace.subscribe(self._on_train_end, TrainEnd)
         trace.subscribe(self._on_aggregate, Aggregate)
@@ -128,6 +130,27 @@ class Recorder:
                 self._link_names[r.path] = names
         for name in names:
             self.bytes_by_link[name] += r.nbytes
+
+    def _on_exchange_booked(self, r: ExchangeBooked) -> None:
+        """An exchange in closed form: its 2 x n transfers and n computations at once."""
+        n = len(r.clients)
+        down, up = r.down_nbytes, r.up_nbytes
+        self.transfers_delivered += 2 * n
+        self.bytes_total += n * (down + up)
+        self.bytes_hop_weighted += n * (down + up)  # one hop each
+        self.wire_bytes_total += n * (r.down_wire_bytes + r.up_wire_bytes)
+        self.bytes_by_tag[r.down_tag] += n * down
+        self.bytes_by_tag[r.up_tag] += n * up
+        self.bytes_raw_total += n * (down + r.up_raw_nbytes)
+        self.bytes_raw_by_tag[r.down_tag] += n * down
+        self.bytes_raw_by_tag[r.up_tag] += n * r.up_raw_nbytes
+        self.transfer_time_s_by_tag[r.down_tag] += float((r.down_end_s - r.start_s).sum())
+        self.transfer_time_s_by_tag[r.up_tag] += float((r.up_end_s - r.trained_s).sum())
+        by_link, both = self.bytes_by_link, down + up
+        for name in r.links:
+            by_link[name] += both
+        self.compute_time_s_by_tier[self._tier(r.clients[0])] += float(
+            (r.trained_s - r.down_end_s).sum())
 
     def _on_transfer_fail(self, r: TransferFail) -> None:
         if r.reason == CANCELLED:

@@ -30,7 +30,15 @@ from typing import NamedTuple
 
 import numpy as np
 
-from netfl.sim.trace import Aggregate, Busy, RoundEnd, TraceBus, TrainEnd, TransferEnd
+from netfl.sim.trace import (
+    Aggregate,
+    Busy,
+    ExchangeBooked,
+    RoundEnd,
+    TraceBus,
+    TrainEnd,
+    TransferEnd,
+)
 
 PARTS = ("download", "compute", "upload", "aggregation", "group_operation", "handover",
          "waiting")
@@ -104,6 +112,7 @@ class RoundAnalyzer:
         self._round_start = 0.0
         self._part_of_tag: dict[str, str] = {}  # tags that name their ends' tiers
         trace.subscribe(self._on_transfer, TransferEnd)
+        trace.subscribe(self._on_exchange_booked, ExchangeBooked)
         trace.subscribe(self._on_train, TrainEnd)
         trace.subscribe(self._on_aggregate, Aggregate)
         trace.subscribe(self._on_busy, Busy)
@@ -125,6 +134,26 @@ class RoundAnalyzer:
             if len(ends) == 2 and ends == [self._tier(r.src), self._tier(r.dst)]:
                 self._part_of_tag[r.tag] = part  # the tag says the tiers: the same part always
         self._add(Activity(r.time_s - r.duration_s, r.time_s, r.dst, r.src, part))
+
+    def _on_exchange_booked(self, r: ExchangeBooked) -> None:
+        """An exchange in closed form: each client's download and computation, then the
+        uploads at the server in the order they arrived."""
+        tier, server = self._tier, r.server
+        down = transfer_part(r.down_tag, tier(server), tier(r.clients[0]))
+        up = transfer_part(r.up_tag, tier(r.clients[0]), tier(server))
+        start, arrived, trained, ended = (r.start_s, r.down_end_s.tolist(), r.trained_s.tolist(),
+                                          r.up_end_s.tolist())
+        by_node = self._by_node
+        for client, d, t in zip(r.clients, arrived, trained, strict=True):
+            acts = [Activity(start, d, client, server, down), Activity(d, t, client, None,
+                                                                        "compute")]
+            before = by_node.get(client)
+            if before is None:
+                by_node[client] = acts
+            else:
+                before.extend(acts)
+        for i in sorted(range(len(ended)), key=ended.__getitem__):
+            self._add(Activity(trained[i], ended[i], server, r.clients[i], up))
 
     def _on_train(self, r: TrainEnd) -> None:
         self._add(Activity(r.time_s - r.duration_s, r.time_s, r.node, None, "compute"))

@@ -26,6 +26,7 @@ class Record:
     """Base of every trace record: ``kind`` names the record type in event tables."""
 
     kind = "record"
+    in_event_table = True  # a column set of events.parquet (False: a bulk record's)
     time_s: float
 
     def as_row(self) -> dict:
@@ -254,6 +255,37 @@ class TargetReached(Record):
     local_steps: int
 
 
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class ExchangeBooked(Record):
+    """An exchange advanced in closed form (``links.closed_form``; netfl.algorithms.cohort) in
+    one record: what its clients' TransferEnd and TrainEnd records would have said, as
+    columns. Client ``clients[i]`` downloaded from ``server`` over the link ``links[i]``
+    (``down_tag``) from ``start_s`` to ``down_end_s[i]``, trained until ``trained_s[i]`` and
+    uploaded (``up_tag``) until ``up_end_s[i]`` (float arrays, seconds); each download carried
+    ``down_nbytes`` (``down_wire_bytes`` on the wire), each upload ``up_nbytes`` (``up_raw_nbytes``
+    before compression, ``up_wire_bytes`` on the wire). ``time_s``: the last upload's arrival.
+    Emitted instead of the per-client records only where every subscriber to those takes this
+    one too (``TraceBus.takes_in_bulk``): never into an event table."""
+
+    kind = "exchange_booked"
+    in_event_table = False
+    server: str
+    round: int
+    clients: tuple[str, ...]
+    links: tuple[str, ...]
+    down_tag: str
+    up_tag: str
+    down_nbytes: float
+    up_nbytes: float
+    up_raw_nbytes: float
+    down_wire_bytes: float
+    up_wire_bytes: float
+    start_s: float
+    down_end_s: object  # numpy arrays: this layer imports no numpy
+    trained_s: object
+    up_end_s: object
+
+
 Subscriber = Callable[[Record], None]
 
 
@@ -273,6 +305,16 @@ class TraceBus:
     def wants(self, kind: type[Record]) -> bool:
         """Whether anyone listens to ``kind`` (lets hot paths skip building a record)."""
         return bool(self._subscribers.get(kind) or self._subscribers.get(None))
+
+    def takes_in_bulk(self, bulk: type[Record], *kinds: type[Record]) -> bool:
+        """Whether ``bulk`` records may stand for records of ``kinds``: nobody listens to every
+        record, and each subscriber to ``kinds`` (a bound method) belongs to an object that
+        subscribed to ``bulk`` too."""
+        if self._subscribers.get(None):
+            return False
+        takers = {id(getattr(cb, "__self__", cb)) for cb in self._subscribers.get(bulk, ())}
+        return all(id(getattr(cb, "__self__", cb)) in takers
+                   for kind in kinds for cb in self._subscribers.get(kind, ()))
 
     def emit(self, record: Record) -> None:
         for callback in self._subscribers.get(type(record), ()):

@@ -15,8 +15,8 @@ ALGORITHMS = Path(netfl.algorithms.__file__).parent
 EXAMPLE = Path(__file__).parents[2] / "examples" / "netfl-example" / "netfl_example"
 # the base itself, the primitives' own modules, its bookkeeping and the registry may use what
 # the primitives are made of
-INSIDE = {"__init__.py", "base.py", "moves.py", "rounds.py", "primitive.py", "bookkeeping.py",
-          "registry.py"}
+INSIDE = {"__init__.py", "base.py", "moves.py", "rounds.py", "cohort.py", "primitive.py",
+          "bookkeeping.py", "registry.py"}
 # the trainer's data layout is reached through data_sizes and label_counts
 TRAINER_INTERNALS = {"client_sizes", "partition"}
 

@@ -33,3 +33,13 @@ def test_the_floor_matches_the_scenarios_world(bench):
     assert spec["world"]["edge_servers"] == max(300 // 100, 2)
     assert spec["model"]["params"] * 4 * 8 == bench.PAYLOAD_BITS
     assert spec["links"]["access"]["rate"] == f"{bench.ACCESS_BPS / 1e6:g} Mbps"
+
+
+def test_the_paths_are_compared_key_by_key(bench):
+    same = {"sim_time_s": 10.0, "bytes_total": 5.0}
+    assert bench.relative_difference(same, dict(same)) == (0.0, "")
+    worst, where = bench.relative_difference(same, {"sim_time_s": 10.0 + 1e-8,
+                                                    "bytes_total": 5.0})
+    assert where == "sim_time_s" and worst == pytest.approx(1e-9, rel=1e-3)
+    assert bench.relative_difference(same, {"sim_time_s": 10.0})[0] == float("inf")
+    assert bench.scenario(1000, "fed-chs", 1, closed_form=True)["links"]["closed_form"]

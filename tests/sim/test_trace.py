@@ -22,3 +22,26 @@ def test_rows_flatten_paths():
                       nbytes=10, path=("c0", "e0", "cloud"), duration_s=1, wire_bytes=10,
                       retransmissions=0).as_row()
     assert row["kind"] == "transfer_end" and row["path"] == "c0>e0>cloud"
+
+
+def test_a_bulk_record_stands_for_others_only_where_every_subscriber_takes_it():
+    from netfl.sim.trace import ExchangeBooked, TrainEnd, TransferEnd
+
+    class Taker:
+        def each(self, record):
+            pass
+
+        def bulk(self, record):
+            pass
+
+    bus, taker = TraceBus(), Taker()
+    assert bus.takes_in_bulk(ExchangeBooked, TransferEnd, TrainEnd)  # nobody listens
+    bus.subscribe(taker.each, TransferEnd)
+    assert not bus.takes_in_bulk(ExchangeBooked, TransferEnd, TrainEnd)
+    bus.subscribe(taker.bulk, ExchangeBooked)
+    assert bus.takes_in_bulk(ExchangeBooked, TransferEnd, TrainEnd)
+    bus.subscribe(Taker().each, TrainEnd)  # another object, which takes no bulk record
+    assert not bus.takes_in_bulk(ExchangeBooked, TransferEnd, TrainEnd)
+    everything = TraceBus()
+    everything.subscribe(lambda record: None)
+    assert not everything.takes_in_bulk(ExchangeBooked, TransferEnd)
