@@ -15,6 +15,16 @@ def weighted_average(vectors: Sequence, weights: Sequence[float] | np.ndarray):
         raise ValueError("nothing to aggregate")
     if len(vectors) != len(weights):
         raise ValueError(f"{len(vectors)} vectors but {len(weights)} weights")
+    first = vectors[0]
+    if isinstance(first, np.ndarray) and first.shape == (1,) and first.dtype == np.float64 and (
+            all(isinstance(v, np.ndarray) and v.shape == (1,) and v.dtype == np.float64
+                for v in vectors)):
+        # one-element vectors (the fake trainer's): the same IEEE operations on Python floats,
+        # without a numpy call per vector
+        total = float(first[0]) * float(weights[0])
+        for vector, weight in zip(vectors[1:], weights[1:], strict=True):
+            total += float(vector[0]) * float(weight)
+        return np.array([total])
     total = vectors[0] * float(weights[0])  # a new array: adding into it in place is safe
     for vector, weight in zip(vectors[1:], weights[1:], strict=True):
         term = vector * float(weight)

@@ -31,7 +31,7 @@ class ClientData:
     def client_rng(self, client: int) -> np.random.Generator:
         """The generator of ``client`` (created on first use)."""
         if client not in self._rngs:
-            self._rngs[client] = self._streams.derive("training-batches", client)
+            self._rngs[client] = self._streams.derive_compact("training-batches", client)
         return self._rngs[client]
 
     def samples_per_step(self, client: int, batch_size: int) -> int:

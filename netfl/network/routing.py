@@ -33,7 +33,7 @@ class Topology:
 
     def __init__(self, env: simpy.Environment, world: World, trace: TraceBus):
         self.env, self.world, self.trace = env, world, trace
-        self._links: dict[frozenset, Link] = {}
+        self._links: dict[tuple[str, str], Link] = {}
         self._by_pair: dict[tuple[str, str], Link] = {}  # both orders: no frozenset per lookup
         self._path_parts: dict[tuple[str, ...], tuple] = {}  # see path_parts
         self._route_cache: dict[tuple[str, str], list[str] | None] = {}
@@ -64,7 +64,8 @@ class Topology:
     def add_link(self, link: Link) -> None:
         """Add a link (the helper's, or one made during the run: a mobile world's access link
         on first contact); it starts down where an end has dropped out."""
-        self._links[frozenset((link.u, link.v))] = link
+        ends = (link.u, link.v) if link.u <= link.v else (link.v, link.u)
+        self._links[ends] = link  # a pair of names: a third of a frozenset's bytes
         self._by_pair[(link.u, link.v)] = self._by_pair[(link.v, link.u)] = link
         for end in (link.u, link.v):
             if end in self._nodes_down:
@@ -75,7 +76,7 @@ class Topology:
         own channel (the first it crosses). Cached per path: a pair's link and a link's channels
         never change during a run (a mobile world adds links, never replaces one)."""
         if len(path) == 2:
-            return self._by_pair[(path[0], path[1])].hop_parts[(path[0], path[1])]
+            return self._by_pair[(path[0], path[1])].hop_parts(path[0], path[1])
         key = tuple(path)
         parts = self._path_parts.get(key)
         if parts is None:

@@ -50,63 +50,88 @@ TOP = 3
 HEAT_MAP_TOP = 30  # channels in links.png
 
 
-def link_rows(network, duration_s: float) -> list[dict]:
+def link_table(network, duration_s: float) -> pd.DataFrame:
     """One row per channel of ``network`` that carried a flow (``LINK_COLUMNS``), in the order
     of their first flows; the statistics are those from the start to ``network.env.now``,
-    rated over ``duration_s`` (the run's simulated duration)."""
+    rated over ``duration_s`` (the run's simulated duration). Built column by column: a
+    million clients' two million channels as arrays, not as dicts."""
     now = network.env.now
-    crossed: dict = {}  # channel or medium -> [the link-directions crossing it, their classes]
+    # channel or medium -> [the link-directions crossing it, their class, one class only]
+    crossed: dict = {}
     for link in network.links():
         for src, dst in ((link.u, link.v), (link.v, link.u)):
             for channel in link.channels(src, dst):
                 for counted in (channel, channel.medium):
                     if counted is not None:
-                        entry = crossed.setdefault(counted, [0, set()])
-                        entry[0] += 1
-                        entry[1].add(link.link_class)
-    rows = []
+                        entry = crossed.get(counted)
+                        if entry is None:
+                            crossed[counted] = [1, link.link_class, True]
+                        else:
+                            entry[0] += 1
+                            entry[2] = entry[2] and entry[1] == link.link_class
+    columns: dict[str, list] = {name: [] for name in LINK_COLUMNS}
+    (names, kinds, link_classes, capacities, busy, fractions, utilisations, carried, wasted,
+     mean_flows, peak_flows) = (columns[name] for name in LINK_COLUMNS)
+    unused = (0, "", True)
     for channel in network.fabric.channels_used:
         stats = channel.statistics(now)
-        directions, classes = crossed.get(channel, (0, set()))
-        kind = "medium" if isinstance(channel, Medium) or directions > 1 else \
-            "broadcast" if not directions else "link"
-        capacity = (stats.capacity_bit / stats.busy_s if stats.busy_s > 0
-                    else stats.capacity_bps)
-        rows.append({
-            "channel": channel.name, "kind": kind,
-            "link_class": next(iter(classes)) if len(classes) == 1 else "",
-            "capacity_bps": capacity, "busy_s": stats.busy_s,
-            "busy_fraction": stats.busy_s / duration_s if duration_s > 0 else 0.0,
-            "utilisation": stats.utilisation(duration_s),
-            "bytes": stats.carried_bits / 8.0, "wasted_bytes": stats.wasted_bits / 8.0,
-            "mean_flows": stats.mean_flows, "peak_flows": stats.peak_flows})
-    return rows
+        directions, link_class, one_class = crossed.get(channel, unused)
+        names.append(channel.name)
+        kinds.append("medium" if isinstance(channel, Medium) or directions > 1 else
+                     "broadcast" if not directions else "link")
+        link_classes.append(link_class if directions and one_class else "")
+        capacities.append(stats.capacity_bit / stats.busy_s if stats.busy_s > 0
+                          else stats.capacity_bps)
+        busy.append(stats.busy_s)
+        fractions.append(stats.busy_s / duration_s if duration_s > 0 else 0.0)
+        utilisations.append(stats.utilisation(duration_s))
+        carried.append(stats.carried_bits / 8.0)
+        wasted.append(stats.wasted_bits / 8.0)
+        mean_flows.append(stats.mean_flows)
+        peak_flows.append(stats.peak_flows)
+    return pd.DataFrame(columns, columns=LINK_COLUMNS)
 
 
-def bottlenecks(rows: list[dict], top: int = TOP) -> list[dict]:
-    """The ``top`` rows of ``link_rows`` by utilisation (ties by busy time, then name), each
-    as {channel, utilisation, busy_s, mean_flows, peak_flows, wasted_bytes}: for
-    summary.json."""
-    ranked = sorted(rows, key=lambda r: (-r["utilisation"], -r["busy_s"], r["channel"]))
-    # plain floats: a clock fed numpy delays makes numpy scalars, which JSON writes differently
-    return [{field: row[field] if field in ("channel", "peak_flows") else float(row[field])
-             for field in BOTTLENECK_FIELDS} for row in ranked[:top]]
+def link_rows(network, duration_s: float) -> list[dict]:
+    """``link_table`` as a list of row dicts."""
+    return link_table(network, duration_s).to_dict("records")
+
+
+def _ranked(table: pd.DataFrame) -> pd.DataFrame:
+    """``table``'s rows by utilisation, then busy time (both falling), then name."""
+    return table.sort_values(["utilisation", "busy_s", "channel"],
+                             ascending=[False, False, True], kind="mergesort")
+
+
+def bottlenecks(rows: list[dict] | pd.DataFrame, top: int = TOP) -> list[dict]:
+    """The ``top`` rows of ``link_table`` (or of ``link_rows``) by utilisation (ties by busy
+    time, then name), each as {channel, utilisation, busy_s, mean_flows, peak_flows,
+    wasted_bytes}: for summary.json."""
+    table = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows, columns=LINK_COLUMNS)
+    # plain floats and ints: a clock fed numpy delays makes numpy scalars, which JSON writes
+    # differently
+    return [{field: row[field] if field == "channel" else int(row[field])
+             if field == "peak_flows" else float(row[field]) for field in BOTTLENECK_FIELDS}
+            for row in _ranked(table).head(top).to_dict("records")]
 
 
 def utilisation_over_time(network, duration_s: float, rows: list[dict] | None = None,
                           top: int = HEAT_MAP_TOP) -> pd.DataFrame:
-    """The ``top`` channels of ``rows`` (``link_rows(network, duration_s)``, computed when
-    None; its rows follow the fabric's channels one for one) by utilisation,
+    """The ``top`` channels of ``rows`` (``link_table(network, duration_s)``, computed when
+    None, or its ``link_rows``; its rows follow the fabric's channels one for one) by
+    utilisation,
     most utilised first, as rows (index: channel) of their utilisation per time bin (columns:
     each bin's start, s): bits carried in the bin / (the channel's mean capacity while busy x
     the bin's length within ``duration_s``). Bins are those of the channels (a power of two
     times ``FIRST_BIN_S``, at most ``MAX_BINS`` of them over the run), merged to one width."""
     now = network.env.now
-    rows = link_rows(network, duration_s) if rows is None else rows
-    channels = list(network.fabric.channels_used)  # link_rows' order: one row each
-    ranked = [i for i in sorted(range(len(rows)), key=lambda i: (
-        -rows[i]["utilisation"], -rows[i]["busy_s"], rows[i]["channel"]))
-        if rows[i]["bytes"] > 0][:top]
+    table = link_table(network, duration_s) if rows is None else (
+        rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows, columns=LINK_COLUMNS))
+    table = table.reset_index(drop=True)
+    channels = list(network.fabric.channels_used)  # link_table's order: one row each
+    ranked_table = _ranked(table)
+    ranked = ranked_table.index[ranked_table["bytes"] > 0].tolist()[:top]
+    rows = {i: table.loc[i].to_dict() for i in ranked}
     bins = {i: channels[i].time_bins(now) for i in ranked}
     width = FIRST_BIN_S
     while duration_s >= width * MAX_BINS:

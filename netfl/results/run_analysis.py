@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from netfl.results.links import LINK_COLUMNS, bottlenecks, link_rows
+from netfl.results.links import bottlenecks, link_table
 from netfl.results.occupancy import occupancy, occupancy_summary
 from netfl.results.participation import PARTICIPATION_COLUMNS, Participation
 from netfl.results.rounds import ROUND_COLUMNS, RoundAnalyzer, round_statistics
@@ -26,10 +26,10 @@ class RunAnalysis:
         self.participation = Participation(trace, world.tier)
         self._end: tuple | None = None  # (time, link rows, occupancy) last read
 
-    def _loads(self, network, now_s: float) -> tuple[list[dict], pd.DataFrame]:
+    def _loads(self, network, now_s: float) -> tuple[pd.DataFrame, pd.DataFrame]:
         """The channels' rows and the cells' occupancy at ``now_s``, read once per time."""
         if self._end is None or self._end[0] != now_s:
-            self._end = (now_s, link_rows(network, now_s),
+            self._end = (now_s, link_table(network, now_s),
                          occupancy(self.world, network, now_s))
         return self._end[1], self._end[2]
 
@@ -49,7 +49,7 @@ class RunAnalysis:
         return {"rounds": self.rounds_table(),
                 "participation": pd.DataFrame(self.participation.rows,
                                               columns=PARTICIPATION_COLUMNS),
-                "links": pd.DataFrame(links, columns=LINK_COLUMNS)} | (
+                "links": links.copy()} | (
                     {"occupancy": cells} if len(cells) else {})
 
     def plot_links(self, network, now_s: float, directory: Path, title: str) -> None:

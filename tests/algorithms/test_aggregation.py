@@ -66,3 +66,20 @@ def test_option_ii_is_the_mean_gradient_of_the_local_work(steps, lr, curvature, 
 def test_option_ii_rejects_no_work():
     with pytest.raises(ValueError, match="steps > 0"):
         option_ii_control(0.0, 0.0, 0.0, 0, 0.1)
+
+
+@given(st.lists(st.tuples(st.floats(-1e6, 1e6, allow_nan=False),
+                          st.floats(0, 1, allow_nan=False)), min_size=1, max_size=30))
+def test_one_element_vectors_average_to_the_same_floats_as_arrays(pairs):
+    """weighted_average's fast path for one-element vectors (the fake trainer's) gives the
+    very floats of the array path."""
+    from netfl.learn.average import weighted_average
+
+    vectors = [np.array([v]) for v, _ in pairs]
+    weights = [w for _, w in pairs]
+    expected = vectors[0] * weights[0]
+    for vector, weight in zip(vectors[1:], weights[1:], strict=True):
+        expected += vector * weight
+    got = weighted_average(vectors, weights)
+    assert got.shape == (1,) and got.dtype == np.float64
+    assert got[0] == expected[0] or (np.isnan(got[0]) and np.isnan(expected[0]))

@@ -77,3 +77,15 @@ def test_a_share_that_rounds_to_zero_but_is_not_zero_reads_below_one_percent():
     assert format_share(0.004) == "<1%"
     assert format_share(0.005) == "<1%"  # Python rounds 0.5 to even: 0
     assert format_share(0.012) == "1%" and format_share(0.93) == "93%"
+
+
+def test_a_compact_generator_draws_what_the_derived_one_draws():
+    from netfl.sim.clock import RandomStreams
+
+    streams = RandomStreams(11)
+    full, compact = streams.derive("training-batches", 7), streams.derive_compact(
+        "training-batches", 7)
+    assert (full.standard_normal(50) == compact.standard_normal(50)).all()
+    assert (full.integers(0, 1000, 20) == compact.integers(0, 1000, 20)).all()
+    other = streams.derive_compact("training-batches", 8)
+    assert other.standard_normal() != streams.derive("training-batches", 7).standard_normal()
