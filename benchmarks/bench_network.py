@@ -15,8 +15,12 @@ a Resource for size / rate seconds per hop.
     python benchmarks/bench_network.py [--transfers 20000] [--json PATH]
 
 Prints transfers/s per workload for the ``tcp`` and ``fluid`` transports and raw SimPy, the
-fabric's solver passes per transfer and flow classes solved per pass, and last
-``network_vs_raw_simpy: X``: the smallest tcp ratio over the workloads.
+fabric's solver passes per transfer and flow classes solved per pass, the SimPy events each
+path schedules per transfer, and the **event bound**: raw SimPy's events per transfer over
+tcp's, the tcp ratio netfl would reach if each of its events cost what a raw SimPy event costs
+(the modelled events themselves, TCP's set-up, slow-start rounds and a flow's tail, are the
+floor no cheaper event handling removes). Last ``network_vs_raw_simpy: X``: the smallest tcp
+ratio over the workloads.
 """
 
 from __future__ import annotations
@@ -112,6 +116,11 @@ def run_netfl(work: Workload, transport: str) -> tuple[float, Network]:
     return time.perf_counter() - began, network
 
 
+def events_of(env: simpy.Environment) -> int:
+    """The events ``env`` has scheduled so far (SimPy numbers each one)."""
+    return next(env._eid)
+
+
 def run_raw_simpy(work: Workload, routes: dict) -> float:
     """Each transfer takes a Resource per hop of its route for size / rate + delay seconds."""
     env = simpy.Environment()
@@ -132,7 +141,7 @@ def run_raw_simpy(work: Workload, routes: dict) -> float:
         env.process(job(*spec))
     began = time.perf_counter()
     env.run()
-    return time.perf_counter() - began
+    return time.perf_counter() - began, events_of(env)
 
 
 def routes_of(work: Workload, network: Network) -> dict:
@@ -161,27 +170,33 @@ def main() -> None:
     ratios, rows = [], []
     print(f"{'workload':<11} {'transfers':>9} {'raw SimPy/s':>12} {'tcp/s':>10} {'fluid/s':>10} "
           f"{'tcp ratio':>9} {'fluid ratio':>11} {'tcp passes/transfer':>19} "
-          f"{'classes solved/pass':>20}")
+          f"{'classes solved/pass':>20} {'raw events/transfer':>20} "
+          f"{'tcp events/transfer':>20} {'event bound':>11}")
     for work in workloads:
         n = len(work.jobs)
         tcp_s, network = run_netfl(work, "tcp")
+        tcp_events = events_of(network.env)
         fluid_s, _ = run_netfl(work, "fluid")
-        raw_s = run_raw_simpy(work, routes_of(work, network))
+        raw_s, raw_events = run_raw_simpy(work, routes_of(work, network))
         fabric = network.fabric
         passes = fabric.recomputations
         ratios.append(raw_s / tcp_s)
         print(f"{work.name:<11} {n:>9} {n / raw_s:>12,.0f} {n / tcp_s:>10,.0f} "
               f"{n / fluid_s:>10,.0f} {raw_s / tcp_s:>9.3f} {raw_s / fluid_s:>11.3f} "
-              f"{passes / n:>19.2f} {fabric.classes_solved / max(passes, 1):>20.1f}")
+              f"{passes / n:>19.2f} {fabric.classes_solved / max(passes, 1):>20.1f} "
+              f"{raw_events / n:>20.2f} {tcp_events / n:>20.2f} "
+              f"{raw_events / tcp_events:>11.3f}")
         rows.append([work.name, n, n / raw_s, n / tcp_s, n / fluid_s, raw_s / tcp_s,
-                     raw_s / fluid_s, passes / n, fabric.classes_solved / max(passes, 1)])
+                     raw_s / fluid_s, passes / n, fabric.classes_solved / max(passes, 1),
+                     raw_events / n, tcp_events / n, raw_events / tcp_events])
     print(f"network_vs_raw_simpy: {min(ratios):.3f}")
     if args.json:
         from record import write  # benchmarks/record.py, beside this script
 
         write(args.json, {"network_vs_raw_simpy": min(ratios)},
               ["workload", "transfers", "raw SimPy /s", "tcp /s", "fluid /s", "tcp ratio",
-               "fluid ratio", "tcp passes / transfer", "classes solved / pass"], rows)
+               "fluid ratio", "tcp passes / transfer", "classes solved / pass",
+               "raw events / transfer", "tcp events / transfer", "event bound"], rows)
 
 
 if __name__ == "__main__":

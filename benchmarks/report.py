@@ -70,8 +70,12 @@ BENCHMARKS = {
     "bench_scale": (
         "Scale, latency only",
         "Latency-only hierarchical FedAvg and Fed-CHS (fake model, 10 cloud rounds) at growing "
-        "client counts: host time and peak memory, and hierarchical FedAvg's rounds in plain "
-        "SimPy (nothing but their events, the floor under any simulator on SimPy)."),
+        "client counts: host time and peak memory, simulated event by event and with "
+        "links.closed_form (each client's transfers and computation in closed form: rows "
+        "'closed-form'), and hierarchical FedAvg's rounds in plain SimPy (nothing but their "
+        "events, the floor under any simulator on SimPy). The headline's "
+        "closed_form_vs_per_event figure is the largest relative difference between the two "
+        "paths' summaries at the sizes both ran."),
     "bench_energy": (
         "Energy accounting",
         "CPU seconds of scenarios/fedchs/short-fedavg.yaml with an energy: section (idle power, "

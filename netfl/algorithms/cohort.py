@@ -94,9 +94,8 @@ def plan_cohort(algorithm, server: str, clients: Sequence[str], steps: int) -> C
 def run_cohort(algorithm, plan: CohortPlan, round_: int, steps: int) -> Generator:
     """Wait until the plan's last upload arrives, then book the exchange (module docstring);
     returns its clients (every upload arrived)."""
-    network, fleet, env = algorithm._network, algorithm._fleet, algorithm.env
-    network.reserved_links.update(plan.links)
-    fleet.reserved.update(plan.clients)
+    network, env = algorithm._network, algorithm.env
+    network.reserve(plan.links)
     algorithm.book.local_steps_done += steps * len(plan.clients)
     try:
         yield env.timeout(plan.end - env.now)
@@ -107,8 +106,7 @@ def run_cohort(algorithm, plan: CohortPlan, round_: int, steps: int) -> Generato
             f"that may be cancelled is simulated event by event: set links.closed_form: false"
         ) from None
     finally:
-        network.reserved_links.difference_update(plan.links)
-        fleet.reserved.difference_update(plan.clients)
+        network.reserve(plan.links, held=False)
     book_cohort(algorithm, plan, round_)
     return plan.clients
 

@@ -81,12 +81,10 @@ class Fleet:
         self.batteries = (self._batteries(spec.clients.battery, radio and radio_model(radio))
                           if spec.clients.battery is not None else None)
         # links.closed_form: whether jobs run exactly their train time (no availability
-        # changes, batteries or power policy), and the nodes an exchange advanced in closed
-        # form holds until it ends
+        # changes, batteries or power policy)
         self._fixed_devices = (self.satellite_power is None and self.batteries is None
                                and not isinstance(availability, RandomOnOff))
         self._with_outages = {world.clients[index] for index in self._outages}
-        self.reserved: set[str] = set()
 
     # ----------------------------------------------------------------------- profiles
 
@@ -166,18 +164,26 @@ class Fleet:
     def closed_form_ready(self, node: str) -> bool:
         """Whether a job started on ``node`` now would run at once for exactly the time
         ``train_time_s`` gives, whatever happens meanwhile: no jitter, outages, availability
-        process, battery or power policy, no job running or queued, not reserved."""
-        if (not self._fixed_devices or node in self.reserved or node in self._with_outages
+        process, battery or power policy, no job running or queued."""
+        if (not self._fixed_devices or node in self._with_outages
                 or not self._up.get(node, True)
                 or self._tier_spec[self.world.tier(node)].jitter > 0):
             return False
         slots = self._slots.get(node)
         return slots is None or (slots.users == 0 and not slots.waiting)
 
+    def _in_closed_form(self, node: str) -> bool:
+        """Whether ``node`` is a client whose own link an exchange advanced in closed form
+        holds (its device is then that exchange's too)."""
+        if self.world.tier(node) != CLIENT:
+            return False
+        link = self.network.find_link(node, self.world.edge_of(node))
+        return link is not None and link.reserved
+
     def run_job(self, node: str, duration_s: float):
         """Generator: queue for a slot on ``node``, then hold it for ``duration_s``; on a
         satellite with a power system, under its policy (netfl.compute.satellite_power)."""
-        if self.reserved and node in self.reserved:
+        if self.network.reserved_count and self._in_closed_form(node):
             raise SimulationError(
                 f"a job on {node} at {self.env.now:.6g} s, while an exchange advanced in closed "
                 f"form (links.closed_form: true) holds its device: the algorithm uses that "

@@ -51,7 +51,8 @@ class Link:
     # slotted, the directions' channels and parts as pairs of tuples, not dicts: a million
     # clients' links each weigh about 700 bytes less
     __slots__ = ("u", "v", "link_class", "name", "loss_rng", "delay_s", "loss", "_uv", "_vu",
-                 "_parts_uv", "_parts_vu", "_held_down", "down_epoch", "down_reason", "tracking")
+                 "_parts_uv", "_parts_vu", "_held_down", "down_epoch", "down_reason", "tracking",
+                 "reserved")
 
     def __init__(self, u: str, v: str, link_class: str, delay_s: float,
                  channel_uv: Channel | tuple[Channel, ...],
@@ -72,6 +73,7 @@ class Link:
         self.down_epoch = 0
         self.down_reason = ""  # the reason that last took the link down
         self.tracking = False  # a rate tracker runs for this link (moving radio ends)
+        self.reserved = False  # an exchange advanced in closed form holds it (own_links.py)
 
     @property
     def up(self) -> bool:

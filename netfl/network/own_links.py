@@ -37,7 +37,7 @@ def own_link(network, server: str, client: str) -> Link | None:
     # on a fixed world the client reaches the network through ``server`` where it is
     # attached to it and their link is up (Topology.access_point)
     if (link is None or link.link_class not in network.closed_form_classes or not link.up
-            or link in network.reserved_links or not network.world.is_attached(client, server)
+            or link.reserved or not network.world.is_attached(client, server)
             or network.world.tier(server) != EDGE or link.busy()):
         return None
     return link

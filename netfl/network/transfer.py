@@ -69,7 +69,7 @@ class Network(Topology):
         # links.closed_form: the link classes whose links a client has to itself (own_links.py),
         # and the links an exchange advanced in closed form holds until it ends
         self.closed_form_classes: frozenset[str] = frozenset()
-        self.reserved_links: set[Link] = set()
+        self.reserved_count = 0
 
     def on_start(self, starter) -> None:
         """Have ``start`` call ``starter()`` (no arguments)."""
@@ -84,11 +84,18 @@ class Network(Topology):
         """A new transfer's id (ids count up from 0 in the order transfers start)."""
         return next(self._ids)
 
+    def reserve(self, links, held: bool = True) -> None:
+        """Mark ``links`` as held by an exchange advanced in closed form (``held``), or no
+        longer."""
+        for link in links:
+            link.reserved = held
+        self.reserved_count += len(links) if held else -len(links)
+
     def _refuse_reserved(self, path: list[str]) -> None:
         """A per-event transfer may not cross a link an exchange advanced in closed form holds
         (own_links.py): it would have shared a link booked as the client's alone."""
         for link in self.path_parts(path)[0]:
-            if link in self.reserved_links:
+            if link.reserved:
                 raise SimulationError(
                     f"a transfer {path[0]} -> {path[-1]} at {self.env.now:.6g} s crosses link "
                     f"{link.name}, which an exchange advanced in closed form holds "
@@ -154,7 +161,7 @@ class Network(Topology):
                 try:
                     if path is None:
                         raise HopFailed(None, "no-route", 0.0)
-                    if self.reserved_links:
+                    if self.reserved_count:
                         self._refuse_reserved(path)
                     sent, lost, path = yield from self._deliver(path, nbits, label)
                     wire_bits += sent

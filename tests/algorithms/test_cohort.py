@@ -172,3 +172,19 @@ def test_an_algorithm_using_a_reserved_link_is_refused_by_name():
     simulation.algorithm = TwoThingsAtOnce(simulation.algorithm.ctx, simulation.algorithm.spec)
     with pytest.raises(SimulationError, match="links.closed_form: false"):
         simulation.run()
+
+
+class BusyMeanwhile(TwoThingsAtOnce):
+    """Occupies the client's device while the exchange holds it."""
+
+    def later(self, client, server):
+        yield self.env.timeout(0.05)
+        yield from self.occupy(client, 1.0)
+
+
+def test_an_algorithm_using_a_reserved_device_is_refused_by_name():
+    simulation = Simulation(load_scenario(scenario() | {
+        "links": {"access": {"rate": "8 Mbps", "delay": "7 ms"}, "closed_form": True}}))
+    simulation.algorithm = BusyMeanwhile(simulation.algorithm.ctx, simulation.algorithm.spec)
+    with pytest.raises(SimulationError, match="holds its device"):
+        simulation.run()
