@@ -542,7 +542,7 @@ def test_a_sweep_with_a_diverged_run_says_so_and_exits_1(tmp_path):
 
 
 def test_fields_added_at_their_defaults_keep_the_run_ids_of_existing_sweeps():
-    """output.timeline, stop.tolerate_divergence, data.path and a fake model's
+    """output.timeline, stop.tolerate_divergence, data.path, links.closed_form and a fake model's
     train_flops_per_sample came later, and the default of
     stop.target_screen_samples changed (2000 -> None): at their defaults they leave the ids
     (and so the resume of sweeps made before them) as they were."""

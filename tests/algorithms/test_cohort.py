@@ -166,14 +166,6 @@ class TwoThingsAtOnce(Algorithm):
         yield from self.send(client, server, 1000)
 
 
-def test_an_algorithm_using_a_reserved_link_is_refused_by_name():
-    simulation = Simulation(load_scenario(scenario() | {
-        "links": {"access": {"rate": "8 Mbps", "delay": "7 ms"}, "closed_form": True}}))
-    simulation.algorithm = TwoThingsAtOnce(simulation.algorithm.ctx, simulation.algorithm.spec)
-    with pytest.raises(SimulationError, match="links.closed_form: false"):
-        simulation.run()
-
-
 class BusyMeanwhile(TwoThingsAtOnce):
     """Occupies the client's device while the exchange holds it."""
 
@@ -182,9 +174,11 @@ class BusyMeanwhile(TwoThingsAtOnce):
         yield from self.occupy(client, 1.0)
 
 
-def test_an_algorithm_using_a_reserved_device_is_refused_by_name():
+@pytest.mark.parametrize("algorithm, says", [(TwoThingsAtOnce, "crosses link"),
+                                              (BusyMeanwhile, "holds its device")])
+def test_an_algorithm_using_a_reserved_link_or_device_is_refused_by_name(algorithm, says):
     simulation = Simulation(load_scenario(scenario() | {
         "links": {"access": {"rate": "8 Mbps", "delay": "7 ms"}, "closed_form": True}}))
-    simulation.algorithm = BusyMeanwhile(simulation.algorithm.ctx, simulation.algorithm.spec)
-    with pytest.raises(SimulationError, match="holds its device"):
+    simulation.algorithm = algorithm(simulation.algorithm.ctx, simulation.algorithm.spec)
+    with pytest.raises(SimulationError, match=f"{says}.*links.closed_form: false"):
         simulation.run()
