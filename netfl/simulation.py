@@ -391,7 +391,7 @@ class Simulation:
         } | self.analysis.summary(self.network, self.env.now) | (
             self.energy.summary(self.env.now) if self.energy is not None else {}) | (
             self.fleet.power_summary())
-        if scenario.links.closed_form:  # how much of the run the option advanced
+        if scenario.links.closed_form:
             summary["exchanges_in_closed_form"] = self.algorithm.book.closed_form_exchanges
         extras = self.algorithm.summary_extras() | self.world.summary(self.env.now)
         clash = set(extras) & set(summary)

@@ -280,11 +280,8 @@ class Links(Section):
     core: LinkSpec = LinkSpec(rate=1e9, delay=0.020)
     transport: Transport = TcpTransport()
     retry: RetrySpec = RetrySpec()
-    closed_form: bool = Field(
-        False, description="advance an exchange whose clients have their links and devices "
-        "to themselves in closed form, without a SimPy process per client (docs/models/"
-        "network.md, Closed forms): for latency studies of a million clients; times equal "
-        "the per-event path's to float rounding")
+    closed_form: bool = Field(False, description="advance exchanges whose clients own their "
+                              "links and devices in closed form (docs/models/network.md)")
 
     @model_validator(mode="after")
     def _shared_only_access(self) -> Links:
