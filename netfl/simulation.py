@@ -394,8 +394,6 @@ class Simulation:
         if scenario.links.closed_form:
             summary["exchanges_in_closed_form"] = self.algorithm.book.closed_form_exchanges
         extras = self.algorithm.summary_extras() | self.world.summary(self.env.now)
-        clash = set(extras) & set(summary)
-        if clash:
-            raise RuntimeError(f"algorithm or world summary keys {sorted(clash)} clash with "
-                               f"netfl's")
+        if clash := set(extras) & set(summary):
+            raise RuntimeError(f"algorithm or world summary keys {sorted(clash)} clash with ours")
         return summary | extras

@@ -91,11 +91,8 @@ def book_transfer(network, link: Link, src: str, dst: str, nbytes: float, raw_nb
     would have: its flow on the link's channel from ``first`` to ``sent`` (the channel's
     statistics and time bins), its HopEnd record where one is wanted, its TransferEnd record.
     The caller books a channel's transfers in the order of their times, at or after them."""
-    transport = network.transport_of(link)
-    wire = nbytes * 8.0 * transport.overhead
+    wire = book_flows(network, [link], [src], [dst], nbytes, [first], [sent]) * 8.0
     channels = link.channels(src, dst)
-    for channel in channels:
-        channel.carry_alone(first, sent, wire)
     tag = network.tag(src, dst)
     transfer_id = network.next_transfer_id()
     if network.trace.wants(HopEnd):
@@ -113,5 +110,6 @@ def book_flows(network, links: list[Link], srcs: list[str], dsts: list[str], nby
     part, without records); returns each one's wire bytes."""
     wire = nbytes * 8.0 * network.transport_of(links[0]).overhead
     for link, src, dst, began, ended in zip(links, srcs, dsts, first, sent, strict=True):
-        link.channel(src, dst).carry_alone(began, ended, wire)
+        for channel in link.channels(src, dst):
+            channel.carry_alone(began, ended, wire)
     return wire / 8.0
