@@ -16,6 +16,7 @@ from pathlib import Path
 
 from netfl.reproduction.execute import ArmRun, study_rows
 from netfl.reproduction.plan import Study
+from netfl.reproduction.verdicts import Censored, Seeds
 
 SEED = "seed"
 
@@ -62,6 +63,13 @@ class StudyResults:
                       for point, runs in by_point.items()}
                 for arm, by_point in self.runs.items()}
 
+    def judged_values(self, metric: str) -> dict[str, dict[str, Seeds]]:
+        """As ``values``, but a run that never reached its target is ``Censored`` at what it had
+        spent of ``metric`` when it stopped: what verdicts and table cells judge."""
+        return {arm: {point: {run.seed: judged_value(run.row, metric) for run in runs}
+                      for point, runs in by_point.items()}
+                for arm, by_point in self.runs.items()}
+
     def row_sizes(self) -> list[int]:
         """The number of done runs in each arm-and-point row of the study's table."""
         return [len(r) for by_point in self.runs.values() for r in by_point.values()]
@@ -81,6 +89,17 @@ class StudyResults:
 # metrics a run's index row holds under another name and unit: name -> (column, factor)
 DERIVED = {"hop_bits_to_target": ("bytes_hop_weighted_to_target", 8.0)}
 
+# a to-target metric -> what a run had spent of it when it stopped (column, factor): the lower
+# bound of a run that never reached its target
+SPENT_AT_STOP = {"bits_to_target": ("bytes_total", 8.0),
+                 "bytes_to_target": ("bytes_total", 1.0),
+                 "hop_bits_to_target": ("bytes_hop_weighted", 8.0),
+                 "wire_bytes_to_target": ("wire_bytes_total", 1.0),
+                 "time_to_target_s": ("sim_time_s", 1.0),
+                 "rounds_to_target": ("rounds", 1.0),
+                 "local_steps_to_target": ("local_steps", 1.0),
+                 "cost_to_target": ("cost_total", 1.0)}
+
 
 def metric_value(row: dict, metric: str) -> float | None:
     """``metric`` from a run's index row (``DERIVED`` ones from their column); None where the
@@ -88,6 +107,17 @@ def metric_value(row: dict, metric: str) -> float | None:
     column, factor = DERIVED.get(metric, (metric, 1.0))
     value = _number(row.get(column))
     return None if value is None else value * factor
+
+
+def judged_value(row: dict, metric: str) -> float | Censored | None:
+    """``metric_value``, or for a to-target metric the run did not reach, ``Censored`` at what it
+    had spent when it stopped (None for any other metric without a value)."""
+    value = metric_value(row, metric)
+    if value is not None or metric not in SPENT_AT_STOP:
+        return value
+    column, factor = SPENT_AT_STOP[metric]
+    spent = _number(row.get(column))
+    return Censored(None if spent is None else spent * factor)
 
 
 def _number(value: object) -> float | None:

@@ -20,6 +20,7 @@ from netfl.reproduction.execute import ACCURACY_METRICS, slug
 from netfl.reproduction.plan import Figure, Finding, Study
 from netfl.reproduction.verdicts import (
     NOT_RUN,
+    Censored,
     Verdict,
     across,
     comparable,
@@ -56,20 +57,26 @@ FORMATS = {"bits_to_target": ("bits to target", format_bits),
            "best_accuracy": ("best accuracy", lambda v: f"{v:.4f}")}
 
 
-def metric_cell(values: dict[int, float | None], metric: str) -> str:
+def metric_cell(values: dict[int, float | Censored | None], metric: str) -> str:
     """Mean ± 95% interval over the seeds (one value: the value alone, which the table's
-    caption explains once, not in every cell); for a to-target metric, how many runs reached it
-    where not all did, and 'not reached' where none did."""
+    caption explains once, not in every cell). For a to-target metric some of whose runs did not
+    reach the target no mean can be formed: the cell shows a lower bound, the mean with those runs
+    at what they had spent when they stopped ("≥ x"), and how many reached it; 'not reached'
+    where none did."""
     _label, fmt = FORMATS[metric]
-    reached = [v for v in values.values() if v is not None]
+    reached = [v for v in values.values() if v is not None and not isinstance(v, Censored)]
     if not values:
         return "not run"
     if not reached:
         return f"not reached (0/{len(values)})" if metric in TO_TARGET else "-"
-    text = fmt(reached[0]) if len(reached) == 1 else format_interval(t_interval(reached), fmt)
     if len(reached) < len(values):
-        text += f" ({len(reached)}/{len(values)} reached)"
-    return text
+        bounds = [v.at_least if isinstance(v, Censored) else v for v in values.values()]
+        known = [b for b in bounds if b is not None]
+        share = f"{len(reached)}/{len(values)} reached"
+        if len(known) < len(bounds):  # what an unreached run had spent is not known
+            return share
+        return f"≥ {fmt(sum(known) / len(known))} ({share})"
+    return fmt(reached[0]) if len(reached) == 1 else format_interval(t_interval(reached), fmt)
 
 
 def _paper_cell(study: Study, arm: str, point: str) -> str:
@@ -93,7 +100,7 @@ def study_table(results: StudyResults) -> str:
         head.append(f"paper: {FORMATS[study.paper.metric][0]}"
                     + (f" ({study.paper.unit})" if study.paper.unit else ""))
     rows = []
-    metrics = {m: results.values(m) for m in study.metrics}
+    metrics = {m: results.judged_values(m) for m in study.metrics}
     for arm in results.arms:
         by_point = results.runs.get(arm, {})
         points = list(dict.fromkeys([*results.planned.get(arm, []), *by_point])) or [""]
@@ -177,7 +184,7 @@ def _rule_verdict(finding: Finding, results: StudyResults) -> Verdict:
     if stopped:  # each ended at about the target: nothing to tell the arms apart by
         return Verdict(NOT_RUN, f"not judged: {', '.join(stopped)} stopped at the target, so "
                                 f"{rule.metric} is the target's")
-    values = results.values(rule.metric)
+    values = results.judged_values(rule.metric)
     values = {arm: by_point for arm, by_point in values.items() if by_point and arm in arms}
     if rule.kind == "lowest":
         return lowest(values, rule.arm, rule.higher_is_better)

@@ -1,14 +1,22 @@
 """Verdicts on a paper's findings, from per-seed results: pure functions.
 
 A finding compares arms on one metric at every grid point of a study. At one point, arm A beats
-arm B when A's mean is better; runs that never reached the target count as worse than any run
-that did (an arm none of whose runs reached it is worst). The comparison is **significant** when
-the paired comparison over the seeds both arms share (common random numbers: the same world and
-data at one seed) has a 95% interval that excludes no change, or when A reached the target at
-every seed and B at none. The paired comparison is the log ratio ln(A/B) for costs (lower is
-better: rounds, steps, time, bits to a target), whose seed effect multiplies every algorithm alike
-(a seed that halves one arm's rounds halves the others'), and the difference A - B for
+arm B when A's mean is better. The comparison is **significant** when the paired comparison over
+the seeds both arms share (common random numbers: the same world and data at one seed) has a 95%
+interval that excludes no change. The paired comparison is the log ratio ln(A/B) for costs (lower
+is better: rounds, steps, time, bits to a target), whose seed effect multiplies every algorithm
+alike (a seed that halves one arm's rounds halves the others'), and the difference A - B for
 accuracies (higher is better), whose seed effect adds.
+
+**Censored runs.** A run that never reached the target is *censored*: slower than any run that
+did, its cost to the target at least what it had spent when it stopped (``Censored``; ``None``
+where that is unknown). No mean can be formed over such an arm, so where either arm has a
+censored run the comparison is by ranks over the shared seeds: at each seed the arm that reached
+the target sooner wins (a censored run loses to a reached one; two censored runs tie), and A is
+better where it wins more seeds than it loses. It is significant only where A reached the target
+at every shared seed and the paired log ratio, with B's censored runs at what they had spent (a
+lower bound on B's cost, so the test can only understate A's advantage), has a 95% interval below
+no change. Its ratio is then a lower bound, shown as "B/A >= r".
 
 * ``reproduced``: the claim holds, significantly, at every point (and a ``ratio`` claim by at
   least its factor);
@@ -20,9 +28,9 @@ accuracies (higher is better), whose seed effect adds.
 A ``comparable`` claim ("comparable or superior") tests that an arm is never worse than
 another by more than a tolerance: reproduced where every paired interval clears it.
 
-A point where neither arm reached the target says nothing about which reaches it sooner: it is
-**untested**, left out of the verdict and named in its reason. A finding with no tested point at
-all is not reproduced (the target was out of both arms' reach everywhere).
+A point where neither arm reached the target at any seed says nothing about which reaches it
+sooner: it is **untested**, left out of the verdict and named in its reason. A finding with no
+tested point at all is not reproduced (the target was out of both arms' reach everywhere).
 """
 
 from __future__ import annotations
@@ -44,7 +52,17 @@ DIRECTION = "reproduced in direction only"
 NOT_REPRODUCED = "not reproduced"
 NOT_RUN = "not run"
 
-Seeds = dict[int, float | None]
+
+
+@dataclass(frozen=True)
+class Censored:
+    """A run that stopped before its target: its cost to the target is at least ``at_least``
+    (what it had spent at the stop; None where unknown)."""
+
+    at_least: float | None = None
+
+
+Seeds = dict[int, "float | Censored | None"]  # None: censored, bound unknown
 
 
 @dataclass(frozen=True)
@@ -75,8 +93,23 @@ class Verdict:
         return f"{self.reason}. Why: {self.why}" if self.why else self.reason
 
 
+def _is_reached(value: float | Censored | None) -> bool:
+    return value is not None and not isinstance(value, Censored)
+
+
 def _reached(values: Seeds) -> list[float]:
-    return [v for v in values.values() if v is not None]
+    return [v for v in values.values() if _is_reached(v)]
+
+
+def _only_reached(values: Seeds) -> dict[int, float]:
+    return {seed: v for seed, v in values.items() if _is_reached(v)}
+
+
+def _lower_bound(value: float | Censored | None) -> float | None:
+    """A reached value, or a censored run's bound (None where there is none)."""
+    if isinstance(value, Censored):
+        return value.at_least
+    return value
 
 
 def paired_change(a: Seeds, b: Seeds, higher_is_better: bool) -> Interval:
@@ -89,24 +122,19 @@ def paired_change(a: Seeds, b: Seeds, higher_is_better: bool) -> Interval:
 
 def compare(point: str, a: Seeds, b: Seeds, name_a: str, name_b: str,
             higher_is_better: bool = False) -> Comparison:
-    """A against B at one point, over their seeds (None: target not reached)."""
+    """A against B at one point, over their seeds (a ``Censored`` value or None: target not
+    reached); by means and a paired t interval where every run reached it, by ranks where one
+    did not (see module)."""
     reached_a, reached_b = _reached(a), _reached(b)
+    where = point or "all"
     if not reached_a and not reached_b:
         return Comparison(point, False, False, None,
-                          f"{point or 'all'}: neither {name_a} nor {name_b} reached it",
-                          tested=False)
-    if not reached_b:
-        return Comparison(point, True, len(reached_a) == len(a), math.inf,
-                          f"{point or 'all'}: {name_b} never reached it, {name_a} in "
-                          f"{len(reached_a)} of {len(a)} runs")
-    if not reached_a:
-        return Comparison(point, False, len(reached_b) == len(b), 0.0,
-                          f"{point or 'all'}: {name_a} never reached it, {name_b} in "
-                          f"{len(reached_b)} of {len(b)} runs")
+                          f"{where}: neither {name_a} nor {name_b} reached it", tested=False)
+    if len(reached_a) < len(a) or len(reached_b) < len(b):
+        return _compare_censored(point, a, b, name_a, name_b, higher_is_better)
     mean_a, mean_b = t_interval(reached_a).mean, t_interval(reached_b).mean
     sign = -1.0 if higher_is_better else 1.0
-    fewer_reached = len(reached_a) < len(a) and len(reached_b) == len(b)
-    better = sign * (mean_a - mean_b) < 0 and not fewer_reached
+    better = sign * (mean_a - mean_b) < 0
     paired = paired_change(a, b, higher_is_better)
     significant = paired.excludes_zero and (sign * paired.mean < 0) == better
     ratio = (mean_b / mean_a) if mean_a else None
@@ -117,8 +145,51 @@ def compare(point: str, a: Seeds, b: Seeds, name_a: str, name_b: str,
     else:
         how = f"{name_b}/{name_a} = {ratio:.2f}x" if ratio is not None else ""
     note = "" if significant else " (not significant at 95%)"
-    return Comparison(point, better, significant, ratio,
-                      f"{point or 'all'}: {how}{note}")
+    return Comparison(point, better, significant, ratio, f"{where}: {how}{note}")
+
+
+def seed_outcomes(a: Seeds, b: Seeds, higher_is_better: bool = False) -> tuple[int, int]:
+    """(A's wins, A's losses) over the seeds both arms ran: a reached run beats a censored one,
+    two reached runs compare by value, two censored runs tie."""
+    wins = losses = 0
+    for seed in a.keys() & b.keys():
+        x, y = a[seed], b[seed]
+        if _is_reached(x) and _is_reached(y):
+            if x == y:
+                continue
+            a_better = (x > y) if higher_is_better else (x < y)
+        elif _is_reached(x) or _is_reached(y):
+            a_better = _is_reached(x)
+        else:
+            continue
+        wins, losses = wins + a_better, losses + (not a_better)
+    return wins, losses
+
+
+def _compare_censored(point: str, a: Seeds, b: Seeds, name_a: str, name_b: str,
+                      higher_is_better: bool) -> Comparison:
+    """A against B where some run did not reach the target: by ranks (see module)."""
+    wins, losses = seed_outcomes(a, b, higher_is_better)
+    better = wins > losses
+    shared = sorted(a.keys() & b.keys())
+    a_everywhere = bool(shared) and all(_is_reached(a[s]) for s in shared)
+    bounds = {s: _lower_bound(b[s]) for s in shared}
+    ratio = None
+    significant = False
+    if better and a_everywhere and all(v is not None and v > 0 for v in bounds.values()) \
+            and not higher_is_better:
+        paired = paired_log_ratio({s: a[s] for s in shared}, bounds)
+        significant = paired.excludes_zero and paired.mean < 0
+        ratio = math.exp(-paired.mean)
+    reached_a, reached_b = len(_reached(a)), len(_reached(b))
+    counts = (f"{name_a} reached it in {reached_a} of {len(a)} runs, {name_b} in {reached_b} "
+              f"of {len(b)}; {name_a} sooner at {wins} seed(s), later at {losses}")
+    how = (f"{name_b}/{name_a} >= {ratio:.2f}x (geometric mean, {name_b}'s unreached runs at "
+           f"what they had spent), " if ratio is not None else "")
+    note = "" if significant else " (not significant at 95%)"
+    shown_ratio = ratio if ratio is not None else (math.inf if not reached_b else None)
+    return Comparison(point, better, significant, shown_ratio,
+                      f"{point or 'all'}: {how}{counts}{note}")
 
 
 def _difference_text(name_a: str, name_b: str, paired: Interval, mean_a: float,
@@ -180,7 +251,7 @@ def _against_tolerance(point: str, a: Seeds, b: Seeds, name_a: str, name_b: str,
     """A - B paired over the seeds at one point, judged by ``test`` (its interval -> whether
     the mean, and whether the whole 95% interval, meets the claim; an interval of one seed has
     NaN ends, which meet nothing)."""
-    paired = paired_difference(a, b)
+    paired = paired_difference(_only_reached(a), _only_reached(b))
     if paired.n == 0:
         return Comparison(point, False, False, None, f"{point or 'all'}: no seed with both")
     holds, significant = test(paired)

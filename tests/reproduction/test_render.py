@@ -8,6 +8,7 @@ import pandas as pd
 from netfl.reproduction.cells import Run, StudyResults
 from netfl.reproduction.plan import Arm, Study
 from netfl.reproduction.render import metric_cell, study_figures
+from netfl.reproduction.verdicts import Censored
 
 
 def run(tmp_path, name: str, seed: int, cost: list | None) -> Run:
@@ -56,6 +57,9 @@ def test_a_cost_figure_with_no_cost_model_anywhere_is_left_out(tmp_path, monkeyp
 def test_a_cell_of_one_run_is_its_value_alone_and_of_several_a_mean_with_its_interval():
     assert metric_cell({1: 0.8821}, "final_accuracy") == "0.8821"
     assert metric_cell({1: 0.80, 2: 0.82}, "final_accuracy").startswith("0.8100 ± ")
-    assert metric_cell({1: 300.0, 2: None}, "time_to_target_s") == "5 min 00 s (1/2 reached)"
+    # no mean of a run that never got there: a lower bound, that run at what it had spent
+    assert (metric_cell({1: 300.0, 2: Censored(900.0)}, "time_to_target_s")
+            == "≥ 10 min 00 s (1/2 reached)")
+    assert metric_cell({1: 300.0, 2: None}, "time_to_target_s") == "1/2 reached"
     assert metric_cell({1: None}, "time_to_target_s") == "not reached (0/1)"
     assert metric_cell({}, "final_accuracy") == "not run"

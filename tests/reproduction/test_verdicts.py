@@ -13,11 +13,13 @@ from netfl.reproduction.verdicts import (
     NOT_REPRODUCED,
     NOT_RUN,
     REPRODUCED,
+    Censored,
     across,
     comparable,
     compare,
     less,
     lowest,
+    seed_outcomes,
     within,
 )
 from netfl.results.intervals import paired_difference
@@ -63,14 +65,54 @@ def test_an_accuracy_is_compared_by_its_difference():
 
 
 def test_not_reaching_the_target_is_worse_than_reaching_it():
-    reached, never = {1: 500.0, 2: 600.0}, {1: None, 2: None}
+    reached, never = {1: 500.0, 2: 600.0}, {1: Censored(5000.0), 2: Censored(6000.0)}
     assert compare("", reached, never, "A", "B").better
-    assert compare("", reached, never, "A", "B").significant
+    win = compare("", reached, never, "A", "B")
+    assert win.significant and "B/A >= 10.00x" in win.text
+    # where what B had spent is unknown, nothing bounds its cost: a win, but not a measured one
+    unknown = compare("", reached, {1: None, 2: None}, "A", "B")
+    assert unknown.better and not unknown.significant
+    # nor where B stopped before spending as much as A needed (it may reach it just after)
+    early = compare("", reached, {1: Censored(400.0), 2: Censored(700.0)}, "A", "B")
+    assert early.better and not early.significant
     assert not compare("", never, reached, "A", "B").better
     # reaching it in fewer runs than the other is not a win, however fast those runs were
     assert not compare("", {1: 1.0, 2: None}, {1: 50.0, 2: 60.0}, "A", "B").better
     both_never = compare("", never, never, "A", "B")
     assert not both_never.better and "neither" in both_never.text
+
+
+def test_a_censored_seed_stays_in_the_comparison():
+    """The page's rule: a run that never reaches the target is slower than any that does, in the
+    comparison as in the summary. The code once dropped such a seed from its arm's mean and from
+    the pairing, so A's two fast runs made it significantly better although its third never got
+    there."""
+    a = {1: 10.0, 2: 10.0, 3: Censored(40.0)}
+    b = {1: 20.0, 2: 21.0, 3: Censored(40.0)}
+    c = compare("", a, b, "A", "B")
+    assert c.better and not c.significant  # before: significant, from seeds 1 and 2 alone
+    plain = compare("", {1: 10.0, 2: 10.0, 3: None}, {1: 20.0, 2: 21.0, 3: None}, "A", "B")
+    assert plain.better and not plain.significant
+    assert less({"A": {"": a}, "B": {"": b}}, "A", "B").verdict == DIRECTION
+    # A lost seed 3 to a B that reached it: two wins to one loss, by rank, not by A's mean
+    lost = compare("", {1: 10.0, 2: 10.0, 3: Censored(40.0)}, {1: 20.0, 2: 20.0, 3: 30.0},
+                   "A", "B")
+    assert lost.better and not lost.significant and "later at 1" in lost.text
+    assert seed_outcomes({1: 10.0, 2: 10.0, 3: None}, {1: 20.0, 2: 20.0, 3: 30.0}) == (2, 1)
+
+
+@given(st.lists(st.tuples(st.one_of(st.none(), st.floats(1, 1e6)),
+                          st.one_of(st.none(), st.floats(1, 1e6))), min_size=1, max_size=6))
+@settings(max_examples=200, deadline=None)
+def test_ranks_are_antisymmetric(pairs):
+    """A's wins over B are B's losses to A, whatever is censored."""
+    a = {i: (Censored(x) if x is None else x) for i, (x, _y) in enumerate(pairs)}
+    b = {i: y for i, (_x, y) in enumerate(pairs)}
+    wins, losses = seed_outcomes(a, b)
+    assert seed_outcomes(b, a) == (losses, wins)
+    ab, ba = compare("", a, b, "A", "B"), compare("", b, a, "B", "A")
+    assert not (ab.better and ba.better)
+    assert not (ab.significant and ab.better and ba.better)
 
 
 def test_higher_is_better_flips_the_comparison():
