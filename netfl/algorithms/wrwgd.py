@@ -17,7 +17,9 @@ eta_k is the configured ``schedule`` (netfl.algorithms.schedules) with K = local
 index of the local step within the visit, reset at every visit: the Fed-CHS paper's B.1 runs
 WRWGD with "K = 20 training epochs in clients" and "1/(K sqrt(k+1)) in the k-th
 communication", the same schedule, symbol and range (k < K) as Fed-CHS's K interactions per
-round. Its "epochs" are read as local iterations (mini-batch steps): the Ayache and El Rouayheb
+round (``schedule_period`` reads it instead as FedAvg's: k counts visits in blocks of K, every
+step of a visit at one rate; the reading with one local iteration per visit). Its "epochs" are
+read as local iterations (mini-batch steps): the Ayache and El Rouayheb
 walk updates the model with gradient steps at the visited node and has no notion of a pass
 over local data, and B.1's sentences around it count iterations ("one local iteration per
 round", "20 iterations per round within the cluster"). A walk step over a global k would drive
@@ -89,10 +91,16 @@ class WRWGD(Algorithm):
         if not (yield from self.local_compute(client, t, steps)):
             yield from self.wait_idle()
             return None
-        rates = [weight * learning_rate(spec.schedule, k, steps, spec.lr) for k in range(steps)]
+        if spec.schedule_period is None:  # k: the step within the visit, K = local_steps
+            rates = [weight * learning_rate(spec.schedule, k, steps, spec.lr)
+                     for k in range(steps)]
+        else:  # k: the visit, in blocks of K = schedule_period (as FedAvg's rounds)
+            period = spec.schedule_period
+            rates = [weight * learning_rate(spec.schedule, (t - 1) % period, period,
+                                            spec.lr)] * steps
         options = {"momentum": spec.momentum, "weight_decay": spec.weight_decay}
         index = self.indices([client])
-        if spec.schedule.kind == "constant":  # one rate: one call of K steps
+        if spec.schedule.kind == "constant" or spec.schedule_period is not None:  # one rate
             return self.trainer.local_train(w, index, steps, rates[0], spec.batch_size,
                                             **options)[0]
         buffers = None  # one step per rate; the momentum buffer carries over between them

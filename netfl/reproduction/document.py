@@ -28,7 +28,9 @@ from netfl.errors import NetflError
 from netfl.reproduction.cells import collect
 from netfl.reproduction.execute import HOST_TIMES, arm_runs, has_index, write_host_times
 from netfl.reproduction.plan import Finding, Plan
+from netfl.reproduction.readings import judged_findings, readings_table
 from netfl.reproduction.render import (
+    claim_text,
     finding_verdict,
     markdown_rows,
     round_table,
@@ -139,9 +141,12 @@ def section_block(plan: Plan, out_dir: Path, doc: Path, figures: Path, quick: bo
         prefix = f"{plan.section}-{study.id}"
         for caption, path in study_figures(results, figures, prefix):
             parts.append(f"![{caption}]({os.path.relpath(path, doc.parent)})\n")
-        for finding in plan.findings:
-            if finding.study == study.id:
-                verdicts.append((finding, finding_verdict(finding, results)))
+        if study.readings:
+            parts.append("Settings the paper states two ways, each run as its own arms; every "
+                         "finding they touch is judged under each reading:\n")
+            parts.append(readings_table(study) + "\n")
+        verdicts += [(finding, finding_verdict(finding, results))
+                     for finding in judged_findings(study, plan.findings)]
     if verdicts:
         parts.append("#### Verdicts\n")
         parts.append(verdict_rows(verdicts) + "\n")
@@ -202,7 +207,7 @@ def rebuild(plans: list[Plan], out_dir: Path, doc: Path, figures: Path, quick: b
         body, verdicts = section_block(plan, out_dir, doc, figures, quick)
         text = replace_block(text, plan.section, body)
         everything += [(plan, f, v) for f, v in verdicts]
-        rows = [[plan.title, f.claim, f"**{v.verdict}**",
+        rows = [[plan.title, claim_text(f), f"**{v.verdict}**",
                  "" if v.verdict == NOT_RUN else v.reason] for f, v in verdicts]
         lines += markdown_rows(VERDICT_HEAD, rows).splitlines()[2:]
     table = "\n".join(markdown_rows(VERDICT_HEAD, []).splitlines() + lines)

@@ -13,6 +13,7 @@ A plan is a YAML file under ``scenarios/reproduction/`` (docs/reproduction.md sh
         arms:                              # the table's rows: one scenario file each
           - {label: CHFL, scenario: ../chfl/paper-chfl.yaml}
           - {label: SFL, scenario: ../chfl/paper-sfl.yaml, set: [algorithm.rounds=50]}
+          - {label: SFL 100, scenario: ../chfl/paper-sfl.yaml, set: [algorithm.local_steps=100]}
         quick:                             # --quick: what CI runs (short scenarios, 2 seeds)
           seeds: 2
           grid: {data.partition.p_c: [2]}
@@ -20,6 +21,12 @@ A plan is a YAML file under ``scenarios/reproduction/`` (docs/reproduction.md sh
         metrics: [local_steps_to_target, time_to_target_s]
         paper: {metric: local_steps_to_target, values: {CHFL: {"2": 7200}, SFL: {"2": 4400}}}
         figures: [time, bits]              # accuracy against time / bits / cost, seed bands
+        readings:                          # a setting the paper states two ways: each choice
+          - setting: SFL's local steps     # runs as its own arms, and every finding whose
+            source: Sec. 5.1               # arms a choice replaces is judged once per choice
+            choices:
+              - {label: 50 a round, default: true, quote: "...", why: "..."}
+              - {label: 100 a round, quote: "...", arms: {SFL: SFL 100}}
     findings:
       - id: chfl-faster
         claim: CHFL reaches the target in less simulated time than SFL
@@ -35,7 +42,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    model_validator,
+)
 
 from netfl.errors import ScenarioError, ScenarioProblem
 from netfl.scenario.loader import read_yaml
@@ -100,6 +114,46 @@ class Figure(_Strict):
     log_x: bool = True
 
 
+class ReadingChoice(_Strict):
+    """One way of reading a setting the paper states two ways: the paper's words for it and the
+    arms that run it in place of the default reading's (``arms``: default arm -> this reading's
+    arm; empty for the default)."""
+
+    label: str = Field(min_length=1)
+    quote: str = Field(min_length=1)
+    arms: dict[str, str] = {}
+    default: bool = False
+    why: str = ""  # for the default: why netfl reads it so
+
+
+class Reading(_Strict):
+    """A setting on which a verdict turns that the paper states two ways (or leaves out): each
+    of its choices runs as its own arms, and every finding whose arms it replaces is judged
+    once per choice."""
+
+    setting: str = Field(min_length=1)
+    source: str = ""
+    choices: list[ReadingChoice] = Field(min_length=2)
+
+    @model_validator(mode="after")
+    def _one_default(self) -> Reading:
+        defaults = [c.label for c in self.choices if c.default]
+        if len(defaults) != 1:
+            raise ValueError(f"reading {self.setting!r}: exactly one choice is the default "
+                             f"(default: true), not {len(defaults)}")
+        if any(c.arms for c in self.choices if c.default):
+            raise ValueError(f"reading {self.setting!r}: the default choice runs the study's own "
+                             "arms, so it names none")
+        if any(not c.arms for c in self.choices if not c.default):
+            raise ValueError(f"reading {self.setting!r}: every other choice names the arms it "
+                             "runs instead ('arms': default arm -> its arm)")
+        return self
+
+    @property
+    def default(self) -> ReadingChoice:
+        return next(c for c in self.choices if c.default)
+
+
 class Study(_Strict):
     """A set of arms crossed with named points, a grid and seeds: one table of
     docs/reproduction.md. A point of the table is named by its named point's label and its grid
@@ -118,12 +172,19 @@ class Study(_Strict):
     paper: PaperValues | None = None
     figures: list[Figure | Literal["time", "bits", "cost"]] = ["time"]
     note: str = ""
+    readings: list[Reading] = []
 
     @model_validator(mode="after")
     def _consistent(self) -> Study:
         labels = [a.label for a in self.arms]
         if len(set(labels)) != len(labels):
             raise ValueError(f"arm labels must be distinct: {labels}")
+        for reading in self.readings:
+            for choice in reading.choices:
+                unknown = sorted({*choice.arms, *choice.arms.values()} - set(labels))
+                if unknown:
+                    raise ValueError(f"reading {reading.setting!r}, {choice.label!r}: "
+                                     f"{unknown} are not arms ({labels})")
         if self.quick is not None:
             unknown = sorted(set(self.quick.arms) - set(labels))
             if unknown:
@@ -139,6 +200,15 @@ class Study(_Strict):
             if metric not in METRIC_NAMES:
                 raise ValueError(f"unknown metric {metric!r}; one of {', '.join(METRIC_NAMES)}")
         return self
+
+    def reading_arms(self) -> set[str]:
+        """The arms that run a reading other than the default (left out of "every arm")."""
+        return {arm for r in self.readings for c in r.choices for arm in c.arms.values()}
+
+    def default_arms(self) -> list[str]:
+        """The arms of the default readings, in the plan's order."""
+        alternatives = self.reading_arms()
+        return [a.label for a in self.arms if a.label not in alternatives]
 
     def figure_specs(self) -> list[Figure]:
         return [Figure(kind=f) if isinstance(f, str) else f for f in self.figures]
@@ -195,6 +265,12 @@ class Finding(_Strict):
     study: str
     rule: Rule
     why: str = ""  # the reason, in words, where the numbers alone do not say it
+    _reading: str = PrivateAttr("")  # set on a finding judged under a reading (see readings.py)
+
+    @property
+    def reading(self) -> str:
+        """The reading this copy of the finding is judged under ('' where none applies)."""
+        return self._reading
 
     def compared(self, arms: list[str]) -> list[str]:
         """The arms the finding compares, of its study's ``arms``: its two, or for ``lowest``

@@ -178,6 +178,10 @@ def _rule_verdict(finding: Finding, results: StudyResults) -> Verdict:
                if arm is not None and results.done(arm) < results.expected.get(arm, 0)]
     if waiting:  # judged only on every run the plan asks for
         return Verdict(NOT_RUN, f"runs done: {', '.join(waiting)}")
+    unrun = [arm for arm in arms if arm in results.study.reading_arms()
+             and not results.runs.get(arm)]
+    if unrun:  # a reading's arms not run here (--quick): not judged on the others alone
+        return Verdict(NOT_RUN, f"not run here: {', '.join(unrun)}")
     stopped = [arm for arm in arms if rule.metric in ACCURACY_METRICS and any(
         run.row.get("stop_reason") == "target_accuracy"
         for runs in results.runs.get(arm, {}).values() for run in runs)]
@@ -198,8 +202,13 @@ def _rule_verdict(finding: Finding, results: StudyResults) -> Verdict:
                 rule.at_least if rule.kind == "ratio" else None)
 
 
+def claim_text(finding: Finding) -> str:
+    """A finding's claim, with the reading it is judged under where there is one."""
+    return finding.claim + (f" — *reading: {finding.reading}*" if finding.reading else "")
+
+
 def verdict_rows(findings: list[tuple[Finding, Verdict]]) -> str:
-    rows = [[f.claim + (f" ({f.source})" if f.source else ""), f"**{v.verdict}**",
+    rows = [[claim_text(f) + (f" ({f.source})" if f.source else ""), f"**{v.verdict}**",
              v.explained + (f". {f.why}" if f.why and v.verdict != NOT_RUN else "")]
             for f, v in findings]
     return markdown_rows(["finding", "verdict", "reason (measured)"], rows)

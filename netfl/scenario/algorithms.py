@@ -173,6 +173,10 @@ class WrwgdSpec(AlgorithmSpec):
 
     rounds: steps of the walk; local_steps: K, SGD steps per visit; schedule: eta_k over the
     visit's k = 0..K-1 (reset at every visit, as Fed-CHS's k at every round).
+    schedule_period: where set, every step of visit t runs at eta_k with k = (t - 1) mod
+    ``schedule_period`` and K = ``schedule_period``, as FedAvg's rounds do: the Fed-CHS paper's
+    B.1 read with one local iteration per visit ("1/(K sqrt(k+1)) in the k-th communication",
+    K = 20), where K = local_steps = 1 would give every step the rate 1.
     """
 
     kind: Literal["wrwgd"]
@@ -185,6 +189,7 @@ class WrwgdSpec(AlgorithmSpec):
         None, description="edges added to the random spanning tree (default: clients / 2)")
     weighting: Literal["lipschitz", "uniform"] = "lipschitz"
     schedule: LrSchedule = ConstantLr()
+    schedule_period: PositiveInt | None = None
 
 
 @builtin_algorithm

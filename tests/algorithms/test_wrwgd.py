@@ -74,6 +74,25 @@ def test_a_visit_takes_k_steps_at_the_schedules_rates(tiny, schedule):
     torch.testing.assert_close(process.value, w, rtol=1e-5, atol=1e-6)
 
 
+def test_a_schedule_period_gives_each_visit_one_rate_counted_over_visits(tiny):
+    # Fed-CHS B.1 read with one local iteration per visit: visit t at 1/(K sqrt(k+1)) with
+    # k = (t - 1) mod K, K = schedule_period, as FedAvg's rounds (not K = local_steps = 1)
+    tiny["model"] = {"kind": "mlp", "hidden": [16]}
+    tiny["algorithm"] = {"kind": "wrwgd", "rounds": 1, "local_steps": 2, "batch_size": 16,
+                         "schedule": {"kind": "inv-sqrt"}, "schedule_period": 20}
+    scenario = load_scenario(tiny)
+    for t in (1, 4, 21):
+        sim, twin = Simulation(scenario), Simulation(copy.deepcopy(scenario))
+        w0 = sim.trainer.init_params()
+        process = sim.env.process(sim.algorithm.train_here(sim.world.clients[2], w0, t, 0.5))
+        sim.env.run(process)
+        eta = 1 / (20 * math.sqrt((t - 1) % 20 + 1))
+        w = w0.clone()
+        for _step in range(2):
+            w = w - 0.5 * eta * twin.trainer.gradients(w, [2], 16)[0]
+        torch.testing.assert_close(process.value, w, rtol=1e-5, atol=1e-6)
+
+
 def test_the_paper_scenario_runs_wrwgd_with_fed_chs_schedule():
     fedchs = Path(__file__).parents[2] / "scenarios" / "fedchs"
     fed_chs = load_scenario(fedchs / "paper-fed-chs.yaml").algorithm

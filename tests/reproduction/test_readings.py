@@ -1,0 +1,118 @@
+"""Findings judged under each reading of a setting the paper states two ways."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from netfl.errors import ScenarioError
+from netfl.reproduction.plan import Plan, load_plan
+from netfl.reproduction.readings import judged_findings, readings_table
+
+PLANS = Path(__file__).parents[2] / "scenarios" / "reproduction"
+
+
+def _plan(readings: list[dict], findings: list[dict]) -> Plan:
+    return Plan.model_validate({
+        "section": "s", "title": "S",
+        "studies": [{"id": "t", "title": "T", "readings": readings, "arms": [
+            {"label": label, "scenario": "x.yaml"}
+            for label in ("A", "B", "C", "B20", "C1")]}],
+        "findings": findings})
+
+
+STEPS = {"setting": "B's steps", "source": "B.1", "choices": [
+    {"label": "one", "default": True, "quote": "one local iteration", "why": "closest"},
+    {"label": "twenty", "quote": "K = 20", "arms": {"B": "B20"}}]}
+VISITS = {"setting": "C's steps", "choices": [
+    {"label": "twenty", "default": True, "quote": "K = 20"},
+    {"label": "one", "quote": "one local iteration", "arms": {"C": "C1"}}]}
+
+
+def test_a_finding_is_judged_once_per_reading_of_the_arms_it_compares():
+    plan = _plan([STEPS, VISITS], [
+        {"id": "lowest", "claim": "A lowest", "study": "t",
+         "rule": {"kind": "lowest", "metric": "bits_to_target", "arm": "A"}},
+        {"id": "vs-c", "claim": "A beats C", "study": "t",
+         "rule": {"kind": "less", "metric": "bits_to_target", "arm": "A", "than": "C"}},
+        {"id": "vs-b-c", "claim": "A's accuracy", "study": "t",
+         "rule": {"kind": "comparable", "metric": "final_accuracy", "arm": "A",
+                  "tolerance": 0.01, "among": ["B"]}}])
+    judged = [(f.id, f.reading, f.rule.than, tuple(f.rule.among))
+              for f in judged_findings(plan.studies[0], plan.findings)]
+    assert judged == [
+        # "every other arm" is the default readings' arms: no reading's arm joins it
+        ("lowest", "one (default); twenty (default)", None, ("B", "C")),
+        ("lowest", "twenty", None, ("B20", "C")),
+        ("lowest", "one", None, ("B", "C1")),
+        ("vs-c", "twenty (default)", "C", ()),
+        ("vs-c", "one", "C1", ()),
+        ("vs-b-c", "one (default)", None, ("B",)),
+        ("vs-b-c", "twenty", None, ("B20",))]
+
+
+def test_a_finding_no_reading_touches_is_judged_once_without_a_label():
+    plan = _plan([STEPS], [{"id": "a-c", "claim": "A beats C", "study": "t",
+                            "rule": {"kind": "less", "metric": "rounds", "arm": "A",
+                                     "than": "C"}}])
+    (finding,) = judged_findings(plan.studies[0], plan.findings)
+    assert finding.reading == "" and finding.rule.than == "C"
+
+
+def test_the_readings_table_quotes_the_paper_and_says_why_the_default():
+    table = readings_table(_plan([STEPS], []).studies[0])
+    assert "| B's steps (B.1) | **one** (default) | \u201cone local iteration\u201d" in table
+    assert "| twenty | \u201cK = 20\u201d | B20 |" in table
+
+
+@pytest.mark.parametrize("choices, message", [
+    ([{"label": "a", "quote": "q", "default": True}, {"label": "b", "quote": "q",
+                                                        "default": True, "arms": {"B": "B20"}}],
+     "exactly one choice is the default"),
+    ([{"label": "a", "quote": "q", "default": True}, {"label": "b", "quote": "q"}],
+     "names the arms it runs instead"),
+    ([{"label": "a", "quote": "q", "default": True},
+      {"label": "b", "quote": "q", "arms": {"B": "nope"}}], "'nope'"),
+])
+def test_an_inconsistent_reading_is_refused(tmp_path, choices, message):
+    (tmp_path / "x.yaml").write_text("name: x\n")
+    plan = tmp_path / "p.yaml"
+    plan.write_text(
+        "section: s\ntitle: S\nstudies:\n  - id: t\n    title: T\n    arms:\n"
+        "      - {label: B, scenario: x.yaml}\n      - {label: B20, scenario: x.yaml}\n"
+        f"    readings:\n      - setting: steps\n        choices: {choices}\n")
+    with pytest.raises(ScenarioError, match=message) as error:
+        load_plan(plan)
+    assert "p.yaml:" in str(error.value)  # the file and the line
+
+
+def test_fed_chs_flagship_findings_are_judged_under_both_readings_of_b1():
+    """Fed-CHS's App. B.1 gives FedAvg both one local iteration a round and K = 20: the bits
+    finding, the accuracy findings and the dedicated-link time finding each get a verdict per
+    reading."""
+    plan = load_plan(PLANS / "fed-chs.yaml")
+    readings: dict[str, list[str]] = {}
+    for study in plan.studies:
+        for finding in judged_findings(study, plan.findings):
+            readings.setdefault(finding.id, []).append(finding.reading)
+    for finding_id in ("fewest-bits", "accuracy-close-to-fedavg", "dedicated-time",
+                       "accuracy-above-wrwgd"):
+        assert len(readings[finding_id]) == 2, finding_id
+    assert readings["fewest-bits"][1] == "K = 20 local iterations a round"
+
+
+def test_a_reading_whose_arms_did_not_run_is_not_judged_on_the_others_alone(tmp_path):
+    from netfl.reproduction.cells import Run, StudyResults
+    from netfl.reproduction.render import finding_verdict
+
+    plan = _plan([STEPS], [{"id": "lowest", "claim": "A lowest", "study": "t",
+                            "rule": {"kind": "lowest", "metric": "rounds", "arm": "A"}}])
+    study = plan.studies[0]
+    runs = {arm: {"": [Run(seed, {"rounds": rounds + seed}, tmp_path) for seed in (1, 2)]}
+            for arm, rounds in (("A", 10), ("B", 20), ("C", 30))}  # B20 not run (--quick)
+    results = StudyResults(study, list(runs), [""], runs=runs)
+    default, twenty = judged_findings(study, plan.findings)
+    assert finding_verdict(default, results).verdict == "reproduced"
+    verdict = finding_verdict(twenty, results)
+    assert verdict.verdict == "not run" and "B20" in verdict.reason
