@@ -15,7 +15,7 @@ Two sets, both in that file:
 
 Regenerate after a change that is meant to change results (and say so in the commit):
 
-    python -m tests.result_digests [--set latency|trained|all]
+    python -m tests.result_digests [--set latency|trained|all] [--only chfl/short-cfl.yaml ...]
 """
 
 from __future__ import annotations
@@ -82,10 +82,14 @@ def key(path: Path) -> str:
     return str(path.relative_to(ROOT / "scenarios"))
 
 
-def compute(which: str) -> dict[str, dict[str, str]]:
+def compute(which: str, only: list[str] | None = None) -> dict[str, dict[str, str]]:
+    """The digests of the set ``which``; of its scenarios named in ``only`` (keys such as
+    ``chfl/short-cfl.yaml``) where given."""
     from rich.progress import track
 
     files = scenario_files() if which == "latency" else trained_files()
+    if only:
+        files = [f for f in files if key(f) in only]
     out = {}
     for path in track(files, description=f"{which} digests"):
         out[key(path)] = run_digest(path, latency_overrides() if which == "latency" else [])
@@ -95,10 +99,15 @@ def compute(which: str) -> dict[str, dict[str, str]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", choices=("latency", "trained", "all"), default="all")
+    parser.add_argument("--only", nargs="+", metavar="SCENARIO",
+                        help="regenerate only these (e.g. chfl/short-cfl.yaml), keep the rest")
     args = parser.parse_args()
     stored = json.loads(DIGESTS.read_text()) if DIGESTS.is_file() else {}
     for which in (("latency", "trained") if args.set == "all" else (args.set,)):
-        stored[which] = compute(which)
+        if args.only:
+            stored.setdefault(which, {}).update(compute(which, args.only))
+        else:
+            stored[which] = compute(which)
     DIGESTS.write_text(json.dumps(stored, indent=1, sort_keys=True) + "\n")
     print(f"wrote {DIGESTS}")
 

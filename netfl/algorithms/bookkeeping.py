@@ -60,6 +60,7 @@ class RunBook:
         self.screen: list | None = None  # the screen's stages, made on first use
         self.deployed: tuple | None = None  # (round, model) last handed to end_round
         self.last_row_round: int | None = None
+        self.checked_mark = 0  # the last multiple of stop.target_check_steps checked
 
     def record_evaluation(self, round_: int, accuracy: float, loss: float) -> None:
         """Emit the Evaluation record, and TargetReached when it is the first to reach the
@@ -139,7 +140,7 @@ class RunBook:
             # a run that stops here ends with a row that shows it (loss NaN); a tolerant one
             # records rows as it would have
             due = due or self.stopped_by == "diverged"
-        measured = self.screen_for_target(params)
+        measured = self.screen_for_target(params) if self.target_check_due() else None
         crossed = measured is not None and measured[0] >= self.stop_spec.target_accuracy
         if due or crossed:
             self.record_evaluation(round_, *(measured or self.measure(params)))
@@ -147,6 +148,18 @@ class RunBook:
         if spent and not stop:
             self.stopped_by = spent
         return stop or spent is not None
+
+    def target_check_due(self) -> bool:
+        """Whether this update is checked for the target: every update, or with
+        ``stop.target_check_steps`` N the first at or after each multiple of N local steps."""
+        every = self.stop_spec.target_check_steps
+        if every is None:
+            return True
+        mark = self.local_steps_done // every
+        if mark <= self.checked_mark:
+            return False
+        self.checked_mark = mark
+        return True
 
     def diverged(self, round_: int) -> None:
         """The model stopped being finite (a learning rate too high, an exploding update):

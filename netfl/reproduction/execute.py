@@ -72,6 +72,8 @@ def arm_runs(plan: Plan, out_dir: Path, quick: bool = False) -> Iterator[ArmRun]
             points = [p for p in points if p[0] in study.quick.points]
         for arm in study.arms:
             for label, point_set, point_seeds in points:
+                if arm.points is not None and label not in arm.points:
+                    continue
                 folder = out_dir / plan.section / study.id / slug(arm.label)
                 if label:
                     folder = folder / slug(label)

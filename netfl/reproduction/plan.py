@@ -71,6 +71,7 @@ class Arm(_Strict):
     scenario: str
     set: list[str] = []
     note: str = ""  # printed under the table: where this row is run unlike the others, and why
+    points: list[str] | None = None  # the named points it runs (default: all the study's)
 
 
 class NamedPoint(_Strict):
@@ -117,11 +118,12 @@ class Figure(_Strict):
 class ReadingChoice(_Strict):
     """One way of reading a setting the paper states two ways: the paper's words for it and the
     arms that run it in place of the default reading's (``arms``: default arm -> this reading's
-    arm; empty for the default)."""
+    arm, or null where that arm is not run under this reading: left out of its comparisons;
+    empty for the default)."""
 
     label: str = Field(min_length=1)
     quote: str = Field(min_length=1)
-    arms: dict[str, str] = {}
+    arms: dict[str, str | None] = {}
     default: bool = False
     why: str = ""  # for the default: why netfl reads it so
 
@@ -181,7 +183,8 @@ class Study(_Strict):
             raise ValueError(f"arm labels must be distinct: {labels}")
         for reading in self.readings:
             for choice in reading.choices:
-                unknown = sorted({*choice.arms, *choice.arms.values()} - set(labels))
+                named = {*choice.arms, *(a for a in choice.arms.values() if a is not None)}
+                unknown = sorted(named - set(labels))
                 if unknown:
                     raise ValueError(f"reading {reading.setting!r}, {choice.label!r}: "
                                      f"{unknown} are not arms ({labels})")
@@ -196,6 +199,11 @@ class Study(_Strict):
         names = [p.label for p in self.points]
         if len(set(names)) != len(names):
             raise ValueError(f"point labels must be distinct: {names}")
+        for arm in self.arms:
+            unknown = sorted(set(arm.points or []) - set(names))
+            if unknown:
+                raise ValueError(f"arm {arm.label!r}: points {unknown} are not named points "
+                                 f"({names})")
         for metric in self.metrics + ([self.paper.metric] if self.paper else []):
             if metric not in METRIC_NAMES:
                 raise ValueError(f"unknown metric {metric!r}; one of {', '.join(METRIC_NAMES)}")
@@ -203,7 +211,8 @@ class Study(_Strict):
 
     def reading_arms(self) -> set[str]:
         """The arms that run a reading other than the default (left out of "every arm")."""
-        return {arm for r in self.readings for c in r.choices for arm in c.arms.values()}
+        return {arm for r in self.readings for c in r.choices for arm in c.arms.values()
+                if arm is not None}
 
     def default_arms(self) -> list[str]:
         """The arms of the default readings, in the plan's order."""

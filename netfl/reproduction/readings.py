@@ -5,7 +5,8 @@ arms that run each way of reading it. A finding is judged once under the default
 study's own arms) and once more per other choice that replaces one of the arms it compares, with
 that choice's arms in their place; choices of different settings are not crossed (each is judged
 with the others at their default). A finding none of whose arms a reading replaces is judged
-once, as before.
+once, as before; so is one that needs settings a choice's arms do not run (a claim across
+settings, where the choice runs at one).
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ def judged_findings(study: Study, findings: list[Finding]) -> list[Finding]:
             continue
         compared = set(finding.compared(defaults))
         touching = [(reading, [c for c in reading.choices
-                               if not c.default and compared & set(c.arms)])
+                               if not c.default and compared & set(c.arms)
+                               and _runs_where_needed(study, finding, c)])
                     for reading in study.readings]
         touching = [(reading, choices) for reading, choices in touching if choices]
         if not touching:
@@ -39,7 +41,22 @@ def judged_findings(study: Study, findings: list[Finding]) -> list[Finding]:
     return judged
 
 
-def _explicit(finding: Finding, defaults: list[str], arms: dict[str, str],
+def _runs_where_needed(study: Study, finding: Finding, choice: ReadingChoice) -> bool:
+    """Whether the choice runs what the finding needs: its own two arms (an arm the choice
+    leaves unrun may only drop out of an ``among``), at every named point it needs (a claim
+    across settings needs them all; any other is judged at the points the arms share)."""
+    rule = finding.rule
+    if any(choice.arms.get(arm, arm) is None for arm in (rule.arm, rule.than) if arm):
+        return False
+    needed = {name for pair in rule.settings for name in pair}
+    by_label = {arm.label: arm for arm in study.arms}
+    return all(arm is None or by_label[arm].points is None
+               or needed <= set(by_label[arm].points)
+               for original, arm in choice.arms.items()
+               if original in finding.compared(study.default_arms()))
+
+
+def _explicit(finding: Finding, defaults: list[str], arms: dict[str, str | None],
               label: str) -> Finding:
     """``finding`` with its arms replaced by ``arms`` (default arm -> this reading's), and
     "every other arm" spelled out as the default arms so no reading's arm joins it."""
@@ -50,7 +67,7 @@ def _explicit(finding: Finding, defaults: list[str], arms: dict[str, str],
         update["than"] = swap.get(rule.than, rule.than)
     if rule.kind in ("lowest", "comparable"):
         among = rule.among or [a for a in defaults if a != rule.arm]
-        update["among"] = [swap.get(a, a) for a in among]
+        update["among"] = [swap.get(a, a) for a in among if swap.get(a, a) is not None]
     copy = finding.model_copy(update={"rule": rule.model_copy(update=update)})
     copy._reading = label
     return copy
@@ -68,10 +85,18 @@ def readings_table(study: Study) -> str:
         for choice in reading.choices:
             lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in (
                 setting, _label(choice), f"\u201c{choice.quote.strip()}\u201d",
-                ", ".join(choice.arms.values()) or "the study's own", choice.why.strip()))
+                _arms_text(choice), choice.why.strip()))
                 + " |")
             setting = ""
     return "\n".join(lines)
+
+
+def _arms_text(choice: ReadingChoice) -> str:
+    if not choice.arms:
+        return "the study's own"
+    run = [arm for arm in choice.arms.values() if arm is not None]
+    unrun = [arm for arm, its in choice.arms.items() if its is None]
+    return ", ".join(run) + (f" (not run: {', '.join(unrun)})" if unrun else "")
 
 
 def _label(choice: ReadingChoice) -> str:

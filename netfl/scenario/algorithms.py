@@ -218,14 +218,16 @@ class ChflSpec(AlgorithmSpec):
 class CflSpec(ChflSpec):
     """Cyclic FL ("On the Convergence of Federated Averaging with Cyclic Client Participation",
     ICML 2023) as CHFL's special case: one edge round per edge (R = 1), groups (edge servers)
-    visited in a fixed cyclic order."""
+    visited in a fixed cyclic order (``order: ring``, Cho et al.'s), or in CHFL's random
+    permutation each round (``order: permutation``: the CHFL paper's "special case of CHFL
+    with R = 1")."""
 
     kind: Literal["cfl"]
     IMPLEMENTATION = "netfl.algorithms.chfl:CHFL"
     WORLDS = ("edge", "iov", "leo")
     USES_CLOUD = False
     edge_rounds: Literal[1] = 1
-    order: Literal["ring"] = "ring"
+    order: Literal["permutation", "ring"] = "ring"
 
 
 @builtin_algorithm

@@ -47,6 +47,7 @@ from netfl.scenario.partitions import (  # noqa: F401 (re-exported: the data sec
     Partition,
     PerEdgePartition,
 )
+from netfl.scenario.run_sections import Output, Stop  # noqa: F401 (re-exported)
 from netfl.scenario.transport import TcpTransport, Transport
 from netfl.scenario.types import (
     Duration,
@@ -359,40 +360,3 @@ class Devices(Section):
     clients: ClientDevices = ClientDevices(preset="raspberry-pi-4")
     edge: ServerDevices = ServerDevices(preset="jetson-xavier-nx")
     cloud: ServerDevices = ServerDevices(preset="server-gpu", accelerators=4)
-
-
-# ------------------------------------------------------------------------------ data, model
-
-
-class Stop(Section):
-    """Stop at the algorithm's last round, at ``max_sim_time``, after ``max_local_steps`` local
-    SGD steps summed over all clients (a compute budget, checked at the end of each round),
-    once the learning cost of Group-FEL's eq. (5) reaches ``max_cost`` (seconds of client
-    time, for the algorithms that charge it; checked at the end of each round), or (with
-    ``at_target``) when test accuracy first reaches ``target_accuracy``, or when the model
-    stops being finite (``diverged``, unless ``tolerate_divergence``), whichever comes first.
-
-    The target is checked on every update of the model the algorithm would deploy (every
-    round), on the full test set. To keep that cheap, each update is first screened on fixed,
-    class-stratified, nested subsets of 1/6, 1/2 and all of ``target_screen_samples`` test
-    samples (default: 60% of the test set), in turn; only one that comes within 4 standard
-    errors of the target on each is evaluated on the full set (netfl.learn.screening). 0
-    evaluates every update on the full test set."""
-
-    target_accuracy: Probability | None = None
-    max_sim_time: PositiveDuration | None = None
-    max_local_steps: PositiveInt | None = None
-    max_cost: PositiveDuration | None = None
-    at_target: bool = True
-    target_screen_samples: NonNegativeInt | None = None
-    tolerate_divergence: bool = Field(
-        False, description="go on when the model stops being finite (NaN or inf loss); by "
-        "default such a run stops with stop_reason 'diverged' and exits with status 1")
-
-
-class Output(Section):
-    dir: str = "results"
-    trace: bool = Field(False, description="write every trace record to events.parquet")
-    timeline: bool = Field(False, description="write timeline.json (Chrome trace, simulated "
-                           "time) and timeline.png (docs/models/timeline.md)")
-    plots: bool = True

@@ -60,6 +60,24 @@ def test_metrics_rows_follow_eval_every_plus_the_crossing(tiny):
     assert row["bytes_total"] == result.summary["bytes_to_target"]
 
 
+@pytest.mark.parametrize("algorithm", [{"kind": "fedavg"}, {"kind": "chfl"}, {"kind": "sfl"}],
+                         ids=lambda a: a["kind"])
+def test_a_step_grid_checks_the_first_update_at_or_after_each_multiple(tiny, algorithm):
+    """stop.target_check_steps puts arms whose rounds differ in steps on one grid: the target
+    is checked only on the first update at or after each multiple of N local steps."""
+    every = run(tiny, algorithm, eval_every=50).summary
+    per_round = every["local_steps"] / every["rounds"]
+    crossing = every["rounds_to_target"]
+    k = next(k for k in (4, 5, 7) if crossing % k)  # a grid the crossing is not on
+    n = int(k * per_round)  # every k-th round
+    gridded = run(tiny, algorithm, eval_every=50, target_check_steps=n).summary
+    assert gridded["rounds_to_target"] > crossing and gridded["rounds_to_target"] % k == 0
+    assert gridded["local_steps_to_target"] % n == 0
+    # a grid of one round's steps checks every update: the same crossing
+    one = run(tiny, algorithm, eval_every=50, target_check_steps=int(per_round)).summary
+    assert one["rounds_to_target"] == crossing
+
+
 def test_the_counters_to_target_are_frozen_when_it_is_reached(tiny):
     result = run(tiny, {"kind": "fedavg"}, eval_every=7, at_target=False)
     s = result.summary

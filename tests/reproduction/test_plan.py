@@ -114,6 +114,11 @@ def test_the_quick_mode_runs_only_the_short_files_it_names(tmp_path):
     assert {r.seeds for r in full if r.point not in ("p_c=2", "p_c=5", "p_g=5")} == {2}
     assert {r.seeds for r in full if r.point in ("p_c=5", "p_g=5")} == {1}  # shown, not judged
     assert yaml.safe_load((PLANS / "chfl.yaml").read_text())["section"] == "chfl"
+    # an arm with its own points runs only those (a reading run at the paper's default row)
+    s2 = [r for r in full if r.arm.label == "CHFL S=2"]
+    assert [r.point for r in s2] == ["p_c=2"] and s2[0].folder.parts[-2:] == ("chfl-s-2", "p-c-2")
+    assert "stop.target_check_steps=400" in s2[0].overrides  # after the study's 80: it wins
+    assert s2[0].load().points[0].scenario.stop.target_check_steps == 400
 
 
 def test_an_across_rule_names_pairs_of_the_studys_named_points(tmp_path):
@@ -132,3 +137,11 @@ def test_an_across_rule_names_pairs_of_the_studys_named_points(tmp_path):
     with pytest.raises(ValidationError, match="'p_g=2' is not a named point of 't'"):
         Plan(section="s", title="s", studies=[study],
              findings=[{"id": "f", "claim": "c", "study": "t", "rule": rule}])
+
+
+def test_an_arm_naming_a_point_the_study_lacks_is_an_error(tmp_path):
+    path = _plan(tmp_path, "section: s\ntitle: S\nstudies:\n  - id: t\n    title: T\n"
+                 "    points: [{label: p1, set: [x=1]}]\n"
+                 "    arms: [{label: A, scenario: a.yaml, points: [p9]}]\n")
+    with pytest.raises(ScenarioError, match=r"arm 'A': points \['p9'\] are not named points"):
+        load_plan(path)

@@ -116,3 +116,36 @@ def test_a_reading_whose_arms_did_not_run_is_not_judged_on_the_others_alone(tmp_
     assert finding_verdict(default, results).verdict == "reproduced"
     verdict = finding_verdict(twenty, results)
     assert verdict.verdict == "not run" and "B20" in verdict.reason
+
+
+def test_a_claim_across_settings_skips_a_reading_run_at_one_setting():
+    plan = Plan.model_validate({
+        "section": "s", "title": "S",
+        "studies": [{"id": "t", "title": "T",
+                     "points": [{"label": "p1", "set": ["a=1"]}, {"label": "p2", "set": ["a=2"]}],
+                     "arms": [{"label": "A", "scenario": "x.yaml"},
+                              {"label": "A2", "scenario": "x.yaml", "points": ["p1"]}],
+                     "readings": [{"setting": "A's steps", "choices": [
+                         {"label": "one", "default": True, "quote": "q"},
+                         {"label": "two", "quote": "q", "arms": {"A": "A2"}}]}]}],
+        "findings": [{"id": "across", "claim": "A better at p1", "study": "t",
+                      "rule": {"kind": "across", "metric": "rounds", "arm": "A",
+                               "settings": [["p1", "p2"]]}}]})
+    assert [f.reading for f in judged_findings(plan.studies[0], plan.findings)] == [""]
+
+
+def test_an_arm_a_reading_does_not_run_drops_out_of_its_comparisons():
+    costly = {"setting": "eq. (5)'s coefficients", "choices": [
+        {"label": "page's", "default": True, "quote": "q"},
+        {"label": "training dominates", "quote": "q", "arms": {"A": "B20", "B": "C1", "C": None}}]}
+    plan = _plan([costly], [
+        {"id": "lowest", "claim": "A lowest", "study": "t",
+         "rule": {"kind": "lowest", "metric": "final_accuracy", "arm": "A"}},
+        {"id": "vs-c", "claim": "A beats C", "study": "t",
+         "rule": {"kind": "less", "metric": "rounds", "arm": "A", "than": "C"}}])
+    judged = [(f.id, f.reading, f.rule.arm, f.rule.than, tuple(f.rule.among))
+              for f in judged_findings(plan.studies[0], plan.findings)]
+    assert judged == [("lowest", "page's (default)", "A", None, ("B", "C")),
+                      ("lowest", "training dominates", "B20", None, ("C1",)),
+                      ("vs-c", "", "A", "C", ())]  # C is not run under it: judged once
+    assert "B20, C1 (not run: C)" in readings_table(plan.studies[0])
