@@ -14,8 +14,11 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
+
 from netfl.reproduction.execute import ArmRun, study_rows
-from netfl.reproduction.plan import Study
+from netfl.reproduction.plan import AT_ACCURACY, Study
 from netfl.reproduction.verdicts import Censored, Seeds
 
 SEED = "seed"
@@ -70,6 +73,22 @@ class StudyResults:
                       for point, runs in by_point.items()}
                 for arm, by_point in self.runs.items()}
 
+    def values_at_accuracy(self, metric: str, accuracy: float
+                           ) -> dict[str, dict[str, Seeds]] | None:
+        """``metric`` (one of AT_ACCURACY's) when each run's test accuracy first reached
+        ``accuracy``, read from its metrics.csv; ``Censored`` at the last row's value where it
+        never did. None where some run's metrics.csv skips updates (eval_every above 1), so the
+        first row at or above ``accuracy`` would not be its crossing."""
+        out: dict[str, dict[str, Seeds]] = {}
+        for arm, by_point in self.runs.items():
+            for point, runs in by_point.items():
+                for run in runs:
+                    value = _at_accuracy(run.folder / "metrics.csv", metric, accuracy)
+                    if value is _SKIPS:
+                        return None
+                    out.setdefault(arm, {}).setdefault(point, {})[run.seed] = value
+        return out
+
     def row_sizes(self) -> list[int]:
         """The number of done runs in each arm-and-point row of the study's table."""
         return [len(r) for by_point in self.runs.values() for r in by_point.values()]
@@ -118,6 +137,21 @@ def judged_value(row: dict, metric: str) -> float | Censored | None:
     column, factor = SPENT_AT_STOP[metric]
     spent = _number(row.get(column))
     return Censored(None if spent is None else spent * factor)
+
+
+_SKIPS = object()  # a metrics.csv that skips updates
+
+
+def _at_accuracy(path: Path, metric: str, accuracy: float) -> float | Censored | object:
+    column, factor = AT_ACCURACY[metric]
+    frame = pd.read_csv(path)
+    rounds = frame["round"].to_numpy()
+    if len(rounds) and (rounds != np.arange(rounds[0], rounds[0] + len(rounds))).any():
+        return _SKIPS
+    reached = frame[frame["accuracy"] >= accuracy]
+    if reached.empty:
+        return Censored(float(frame[column].iloc[-1]) * factor)
+    return float(reached[column].iloc[0]) * factor
 
 
 def _number(value: object) -> float | None:

@@ -60,6 +60,12 @@ METRIC_NAMES = ("bits_to_target", "bytes_to_target", "time_to_target_s", "rounds
                 "cost_to_target", "wire_bytes_to_target", "hop_bits_to_target", "rounds")
 
 
+# to-target metrics a finding's ``targets`` read from metrics.csv: metric -> (column, factor)
+AT_ACCURACY = {"rounds_to_target": ("round", 1.0), "time_to_target_s": ("sim_time_s", 1.0),
+               "bits_to_target": ("bytes_total", 8.0), "bytes_to_target": ("bytes_total", 1.0),
+               "cost_to_target": ("cost_total", 1.0)}
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -136,6 +142,9 @@ class Reading(_Strict):
     setting: str = Field(min_length=1)
     source: str = ""
     choices: list[ReadingChoice] = Field(min_length=2)
+    # the metrics the setting can change (default: all); findings on others are judged once
+    # (a reading of the communication time leaves rounds to the target alone)
+    metrics: list[str] = []
 
     @model_validator(mode="after")
     def _one_default(self) -> Reading:
@@ -146,6 +155,10 @@ class Reading(_Strict):
         if any(c.arms for c in self.choices if c.default):
             raise ValueError(f"reading {self.setting!r}: the default choice runs the study's own "
                              "arms, so it names none")
+        unknown = [m for m in self.metrics if m not in METRIC_NAMES]
+        if unknown:
+            raise ValueError(f"reading {self.setting!r}: unknown metrics {unknown}; one of "
+                             f"{', '.join(METRIC_NAMES)}")
         if any(not c.arms for c in self.choices if not c.default):
             raise ValueError(f"reading {self.setting!r}: every other choice names the arms it "
                              "runs instead ('arms': default arm -> its arm)")
@@ -274,12 +287,31 @@ class Finding(_Strict):
     study: str
     rule: Rule
     why: str = ""  # the reason, in words, where the numbers alone do not say it
+    # judged again at each of these test accuracies, read from the runs' metrics.csv (every
+    # update evaluated: eval_every 1); its rule's metric one of AT_ACCURACY's
+    targets: list[float] = []
     _reading: str = PrivateAttr("")  # set on a finding judged under a reading (see readings.py)
+    _target: float | None = PrivateAttr(None)  # set on a copy judged at one of ``targets``
+
+    @model_validator(mode="after")
+    def _targets_readable(self) -> Finding:
+        if self.targets and self.rule.metric not in AT_ACCURACY:
+            raise ValueError(f"finding {self.id!r}: 'targets' reads {self.rule.metric!r} from "
+                             f"metrics.csv, which has only {', '.join(AT_ACCURACY)}")
+        if any(not 0 < t <= 1 for t in self.targets):
+            raise ValueError(f"finding {self.id!r}: targets are test accuracies in (0, 1]: "
+                             f"{self.targets}")
+        return self
 
     @property
     def reading(self) -> str:
         """The reading this copy of the finding is judged under ('' where none applies)."""
         return self._reading
+
+    @property
+    def target(self) -> float | None:
+        """The test accuracy this copy is judged at (None: the runs' own target)."""
+        return self._target
 
     def compared(self, arms: list[str]) -> list[str]:
         """The arms the finding compares, of its study's ``arms``: its two, or for ``lowest``

@@ -18,7 +18,19 @@ NO_READING = ""
 
 def judged_findings(study: Study, findings: list[Finding]) -> list[Finding]:
     """Every finding of ``study`` (of ``findings``) as it is judged: per reading where one
-    applies, each copy with explicit arms and its ``reading`` label."""
+    applies, each copy with explicit arms and its ``reading`` label; then, for a finding with
+    ``targets``, at the runs' own target and at each of those."""
+    judged = []
+    for finding in _per_reading(study, findings):
+        judged.append(finding)
+        for target in finding.targets:
+            copy = finding.model_copy()
+            copy._reading, copy._target = finding.reading, target
+            judged.append(copy)
+    return judged
+
+
+def _per_reading(study: Study, findings: list[Finding]) -> list[Finding]:
     judged = []
     defaults = study.default_arms()
     for finding in findings:
@@ -29,7 +41,8 @@ def judged_findings(study: Study, findings: list[Finding]) -> list[Finding]:
                                if not c.default and compared & set(c.arms)
                                and _runs_where_needed(study, finding, c)])
                     for reading in study.readings]
-        touching = [(reading, choices) for reading, choices in touching if choices]
+        touching = [(reading, choices) for reading, choices in touching
+                    if choices and (not reading.metrics or finding.rule.metric in reading.metrics)]
         if not touching:
             judged.append(_explicit(finding, defaults, {}, NO_READING))
             continue

@@ -188,7 +188,13 @@ def _rule_verdict(finding: Finding, results: StudyResults) -> Verdict:
     if stopped:  # each ended at about the target: nothing to tell the arms apart by
         return Verdict(NOT_RUN, f"not judged: {', '.join(stopped)} stopped at the target, so "
                                 f"{rule.metric} is the target's")
-    values = results.judged_values(rule.metric)
+    if finding.target is None:
+        values = results.judged_values(rule.metric)
+    else:
+        values = results.values_at_accuracy(rule.metric, finding.target)
+        if values is None:
+            return Verdict(NOT_RUN, f"not judged at {finding.target:g}: some run did not "
+                                    "evaluate every update (eval_every: 1 is needed)")
     values = {arm: by_point for arm, by_point in values.items() if by_point and arm in arms}
     if rule.kind == "lowest":
         return lowest(values, rule.arm, rule.higher_is_better)
@@ -204,7 +210,9 @@ def _rule_verdict(finding: Finding, results: StudyResults) -> Verdict:
 
 def claim_text(finding: Finding) -> str:
     """A finding's claim, with the reading it is judged under where there is one."""
-    return finding.claim + (f" — *reading: {finding.reading}*" if finding.reading else "")
+    reading = f" — *reading: {finding.reading}*" if finding.reading else ""
+    target = f" — *at test accuracy {finding.target:g}*" if finding.target is not None else ""
+    return finding.claim + reading + target
 
 
 def verdict_rows(findings: list[tuple[Finding, Verdict]]) -> str:

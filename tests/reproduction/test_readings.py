@@ -9,6 +9,7 @@ import pytest
 from netfl.errors import ScenarioError
 from netfl.reproduction.plan import Plan, load_plan
 from netfl.reproduction.readings import judged_findings, readings_table
+from netfl.reproduction.verdicts import Censored
 
 PLANS = Path(__file__).parents[2] / "scenarios" / "reproduction"
 
@@ -149,3 +150,61 @@ def test_an_arm_a_reading_does_not_run_drops_out_of_its_comparisons():
                       ("lowest", "training dominates", "B20", None, ("C1",)),
                       ("vs-c", "", "A", "C", ())]  # C is not run under it: judged once
     assert "B20, C1 (not run: C)" in readings_table(plan.studies[0])
+
+
+def test_a_reading_of_one_metric_leaves_findings_on_others_judged_once():
+    timing = {**STEPS, "metrics": ["time_to_target_s"]}
+    plan = _plan([timing], [
+        {"id": "time", "claim": "A sooner", "study": "t",
+         "rule": {"kind": "less", "metric": "time_to_target_s", "arm": "A", "than": "B"}},
+        {"id": "rounds", "claim": "A in fewer rounds", "study": "t",
+         "rule": {"kind": "less", "metric": "rounds_to_target", "arm": "A", "than": "B"}}])
+    assert [(f.id, f.rule.than) for f in judged_findings(plan.studies[0], plan.findings)] == [
+        ("time", "B"), ("time", "B20"), ("rounds", "B")]
+    with pytest.raises(ValueError, match="unknown metrics"):
+        _plan([{**STEPS, "metrics": ["speed"]}], [])
+
+
+def _metrics(folder, accuracies, rounds=None):
+    import pandas as pd
+
+    folder.mkdir(parents=True)
+    rounds = rounds or list(range(len(accuracies)))
+    pd.DataFrame({"round": rounds, "sim_time_s": [10.0 * r for r in rounds],
+                  "accuracy": accuracies, "bytes_total": [1e6 * r for r in rounds],
+                  "cost_total": [None] * len(rounds)}).to_csv(folder / "metrics.csv",
+                                                             index=False)
+    return folder
+
+
+def test_a_finding_with_targets_is_judged_at_each_from_every_updates_accuracy(tmp_path):
+    from netfl.reproduction.cells import Run, StudyResults
+    from netfl.reproduction.render import claim_text, finding_verdict
+
+    plan = _plan([], [{"id": "r", "claim": "A in fewer rounds", "study": "t",
+                       "targets": [0.5, 0.9],
+                       "rule": {"kind": "less", "metric": "rounds_to_target", "arm": "A",
+                                "than": "B"}}])
+    judged = judged_findings(plan.studies[0], plan.findings)
+    assert [f.target for f in judged] == [None, 0.5, 0.9]
+    assert claim_text(judged[1]).endswith("at test accuracy 0.5*")
+    fast, slow = [0.1, 0.6, 0.7, 0.8], [0.1, 0.2, 0.55, 0.6]
+    runs = {arm: {"": [Run(s, {"rounds_to_target": None},
+                           _metrics(tmp_path / f"{arm}{s}", curve)) for s in (1, 2)]}
+            for arm, curve in (("A", fast), ("B", slow))}
+    results = StudyResults(plan.studies[0], ["A", "B"], [""], runs=runs)
+    at_half = results.values_at_accuracy("rounds_to_target", 0.5)
+    assert at_half["A"][""] == {1: 1.0, 2: 1.0} and at_half["B"][""] == {1: 2.0, 2: 2.0}
+    never = results.values_at_accuracy("time_to_target_s", 0.9)["A"][""][1]
+    assert never == Censored(30.0)  # never reached: at least its last row's time
+    assert "B/A = 2.00x" in finding_verdict(judged[1], results).reason
+    # rows every other update: the first row at or above 0.5 need not be the crossing
+    skipping = {"A": {"": [Run(1, {}, _metrics(tmp_path / "skip", [0.1, 0.6], [0, 2]))]},
+                "B": runs["B"]}
+    results = StudyResults(plan.studies[0], ["A", "B"], [""], runs=skipping)
+    assert results.values_at_accuracy("rounds_to_target", 0.5) is None
+    assert "eval_every: 1" in finding_verdict(judged[1], results).reason
+    with pytest.raises(ValueError, match="reads 'final_accuracy' from metrics.csv"):
+        _plan([], [{"id": "x", "claim": "c", "study": "t", "targets": [0.5],
+                    "rule": {"kind": "less", "metric": "final_accuracy", "arm": "A",
+                             "than": "B"}}])
