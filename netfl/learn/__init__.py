@@ -58,8 +58,12 @@ def build_trainer(model_spec, dataset: Dataset, partition: Partition, streams: R
         problem = ScenarioProblem("model.kind", f"{exc} (data: {dataset.name}, input shape "
                                   f"{dataset.input_shape})", model_spec.kind)
         raise ScenarioError([problem]) from None
-    return TorchTrainer(module, dataset, partition, streams, device=model_spec.device,
-                        path=model_spec.trainer, threads=model_spec.threads)
+    trainer = TorchTrainer(module, dataset, partition, streams, device=model_spec.device,
+                           path=model_spec.trainer, threads=model_spec.threads)
+    charged = getattr(model_spec, "train_flops_per_sample", None)
+    if charged is not None:  # a stand-in cost: another model's training time, this one's learning
+        trainer.train_flops_per_sample = float(charged)
+    return trainer
 
 
 # Host copies of a model's parameters a run holds at once: the global model, an aggregate,

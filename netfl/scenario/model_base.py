@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import PositiveInt
+from pydantic import Field, PositiveFloat, PositiveInt
 
 from netfl.scenario.types import Section
 
@@ -20,8 +20,13 @@ class TorchModel(Section):
     uses) gives the same results on every machine and executor; more can be faster on one run
     of a large MLP, but torch then splits float sums by thread count, so results match only
     runs with the same count.
+    train_flops_per_sample: what the device model charges a training sample (see its field).
     """
 
     device: Literal["cpu", "cuda"] = "cpu"
     trainer: Literal["auto", "vmap", "loop"] = "auto"
     threads: PositiveInt = 1
+    train_flops_per_sample: PositiveFloat | None = Field(
+        None, description="training FLOPs a sample charged to the device model (and to "
+        "Group-FEL's eq. (5) cost) instead of the model's counted ones: a stand-in for a "
+        "costlier model's training time while this one learns (default: counted)")

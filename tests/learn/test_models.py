@@ -52,3 +52,18 @@ def test_training_flops_leave_model_and_random_state_untouched():
     assert all(p.grad is None for p in model.parameters())
     # conv: forward and weight gradient only (no input gradient); linear: all three
     assert flops == 2 * 9 * 6 * 6 * 4 * 2 + 2 * 144 * 10 * 3
+
+
+def test_a_charged_training_cost_replaces_the_counted_one_and_leaves_learning_alone(tiny):
+    """model.train_flops_per_sample on a real model: the device model (and Group-FEL's eq. (5))
+    charge it, the model learns as before (a costlier model's time, this one's learning)."""
+    import netfl
+
+    tiny["model"] = {"kind": "mlp", "hidden": [16]}
+    tiny["algorithm"]["rounds"] = 2
+    plain = netfl.run(tiny, write=False).summary
+    tiny["model"]["train_flops_per_sample"] = 10_000 * plain["train_flops_per_sample"]
+    charged = netfl.run(tiny, write=False).summary
+    assert charged["train_flops_per_sample"] == 10_000 * plain["train_flops_per_sample"]
+    assert charged["final_accuracy"] == plain["final_accuracy"]
+    assert charged["sim_time_s"] > 2 * plain["sim_time_s"]
