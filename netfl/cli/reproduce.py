@@ -99,7 +99,7 @@ def reproduce(
 ) -> None:
     """Run the reproduction's sweeps (resuming: finished runs are kept) and rebuild the
     document's generated blocks. Exit 1 if a run failed, 2 for an invalid plan."""
-    from netfl.reproduction.document import kept_sections, rebuild
+    from netfl.reproduction.document import SUMMARY, kept_sections, rebuild
     from netfl.reproduction.execute import run_plans
     from netfl.reproduction.plan import load_plans
     from netfl.sweep import DaskExecutor, LocalExecutor
@@ -136,7 +136,10 @@ def reproduce(
         for plan in kept:
             err.print(f"{plan.section}: no run in {folder}; its block in {document} is kept "
                       f"as rendered from results elsewhere")
-        verdicts = rebuild(every, folder, document, figures, quick, kept=kept)
+        readme = Path("README.md")
+        front = (readme if not quick and doc is None and readme.is_file()
+                 and f"<!-- reproduction:{SUMMARY} -->" in readme.read_text() else None)
+        verdicts = rebuild(every, folder, document, figures, quick, kept=kept, readme=front)
     except NetflError as exc:
         raise fail(exc) from None
     out.print(f"{document}: {len(verdicts)} findings")

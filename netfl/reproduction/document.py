@@ -6,6 +6,8 @@ around generated blocks, each between two markers::
     <!-- reproduction:chfl -->            a section: its studies' tables, the rounds' critical
     ...                                   paths, the figures and the findings' verdicts
     <!-- /reproduction:chfl -->
+    <!-- reproduction:summary -->         the headline findings, a row each, every reading's
+    ...                                   verdict in it (also in README.md where it has the block)
     <!-- reproduction:verdicts -->        every finding's verdict in one table
     <!-- reproduction:host-times -->      host time per section, from host_times.json
 
@@ -42,7 +44,7 @@ from netfl.reproduction.verdicts import NOT_RUN, Verdict
 from netfl.results.collect import plural
 from netfl.sim.clock import format_duration, parse_quantity
 
-VERDICTS, HOST_TIME_BLOCK = "verdicts", "host-times"
+VERDICTS, HOST_TIME_BLOCK, SUMMARY = "verdicts", "host-times", "summary"
 NOTHING_RUN = "Nothing of this section has run yet."
 VERDICT_HEAD = ["paper", "finding", "verdict", "measured"]
 
@@ -188,11 +190,12 @@ def host_time_block(out_dir: Path, kept: dict[str, str] | None = None) -> str:
 
 
 def rebuild(plans: list[Plan], out_dir: Path, doc: Path, figures: Path, quick: bool = False,
-            title: str = "Reproduction", kept: list[Plan] | None = None
-            ) -> list[tuple[Finding, Verdict]]:
+            title: str = "Reproduction", kept: list[Plan] | None = None,
+            readme: Path | None = None) -> list[tuple[Finding, Verdict]]:
     """Rewrite the generated blocks of ``doc`` (created if missing) from the results in
     ``out_dir``; figures go to ``figures``. Sections of ``kept_sections`` keep their blocks
     (``kept``: that list, where the caller has it already).
+    ``readme``: a file whose summary block gets the same front table.
     Returns the verdict of every finding of the sections rebuilt."""
     write_host_times(out_dir, plans, quick)
     text = doc.read_text() if doc.is_file() else f"# {title}\n"
@@ -212,13 +215,60 @@ def rebuild(plans: list[Plan], out_dir: Path, doc: Path, figures: Path, quick: b
         lines += markdown_rows(VERDICT_HEAD, rows).splitlines()[2:]
     table = "\n".join(markdown_rows(VERDICT_HEAD, []).splitlines() + lines)
     text = replace_block(text, VERDICTS, table if lines else "No finding has been tested yet.")
+    summary = summary_table(every_plan_findings(plans, everything, kept))
+    text = replace_block(text, SUMMARY, summary)
+    if readme is not None:
+        _write(readme, replace_block(readme.read_text(), SUMMARY, summary))
     hosts = {plan.section: row for plan in kept
              for row in _table_lines(old_hosts, plan.section)[:1]}
     if len(kept) == len(plans) and _table_lines(old_hosts, "all"):
         hosts["all"] = _table_lines(old_hosts, "all")[0]
     text = replace_block(text, HOST_TIME_BLOCK, host_time_block(out_dir, hosts))
-    doc.parent.mkdir(parents=True, exist_ok=True)
-    tmp = doc.with_name(f".{doc.name}.tmp-{os.getpid()}")
-    tmp.write_text(text)
-    tmp.replace(doc)
+    _write(doc, text)
     return [(f, v) for _plan, f, v in everything]
+
+
+def _write(path: Path, text: str) -> None:
+    """Write ``text`` whole to a temporary file beside ``path``, then rename it over it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+KEPT = "see its section (kept as rendered)"
+
+
+def every_plan_findings(plans: list[Plan], judged: list[tuple[Plan, Finding, Verdict]],
+                        kept: list[Plan]) -> list[tuple[Plan, Finding, list[tuple[Finding,
+                                                                                   Verdict]]]]:
+    """Each headline finding of ``plans`` with its verdicts (one per reading and target); a
+    kept section's findings with none."""
+    rows = []
+    for plan in plans:
+        for finding in plan.findings:
+            if not finding.headline:
+                continue
+            mine = [(f, v) for p, f, v in judged if p is plan and f.id == finding.id]
+            rows.append((plan, finding, [] if plan in kept else mine))
+    return rows
+
+
+def summary_table(rows: list[tuple[Plan, Finding, list[tuple[Finding, Verdict]]]]) -> str:
+    """The front table: per headline finding its paper, its words, the verdict under each
+    reading (and target), and the default's first measured figure."""
+    if not rows:
+        return "No finding is marked as a headline."
+    table = []
+    for plan, finding, verdicts in rows:
+        cells = []
+        for judged, verdict in verdicts:
+            label = "; ".join(x for x in (judged.reading.replace(" (default)", ""),
+                                          f"at {judged.target:g}" if judged.target else "") if x)
+            cells.append(f"**{verdict.verdict}**" + (f" ({label})" if label and len(verdicts) > 1
+                                                      else ""))
+        figure = next((c.text.split(": ", 1)[-1] for _f, v in verdicts[:1]
+                       for c in v.comparisons[:1]), "")
+        table.append([plan.title.split(" (")[0], finding.headline,
+                      "; ".join(cells) or KEPT, figure])
+    return markdown_rows(["paper", "finding", "verdict per reading", "one figure"], table)

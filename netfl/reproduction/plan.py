@@ -287,6 +287,7 @@ class Finding(_Strict):
     study: str
     rule: Rule
     why: str = ""  # the reason, in words, where the numbers alone do not say it
+    headline: str = ""  # the finding in a few words: it is a row of the front tables
     # judged again at each of these test accuracies, read from the runs' metrics.csv (every
     # update evaluated: eval_every 1); its rule's metric one of AT_ACCURACY's
     targets: list[float] = []

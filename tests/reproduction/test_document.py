@@ -43,6 +43,7 @@ studies:
     figures: [time, bits, {kind: crossover, x: algorithm.local_steps, log_x: false}]
 findings:
   - id: sooner
+    headline: Hier sooner than Flat
     claim: Hier reaches the target sooner than Flat
     study: speed
     rule: {kind: less, metric: time_to_target_s, arm: Hier, than: Flat}
@@ -112,6 +113,17 @@ def test_a_plan_runs_resumes_and_rebuilds_its_document(tmp_path):
     assert times["sections"]["tiny"]["total_s"] > 0
     assert "<!-- reproduction:host-times -->" in text
 
+    # the front table: the headline finding, its verdict and its first figure, in the
+    # document and in the README's block alike
+    summary = block_body(text, "summary")
+    assert summary.splitlines()[0] == "| paper | finding | verdict per reading | one figure |"
+    assert summary.splitlines()[2].startswith("| A tiny paper | Hier sooner than Flat | "
+                                              "**reproduced** | Flat/Hier = ")
+    readme = tmp_path / "README.md"
+    readme.write_text("# x\n\n<!-- reproduction:summary -->\n<!-- /reproduction:summary -->\n")
+    rebuild(plans, out, doc, doc.parent / "img" / "reproduction", readme=readme)
+    assert block_body(readme.read_text(), "summary") == summary
+
     # rebuilding again changes nothing
     rebuild(plans, out, doc, doc.parent / "img" / "reproduction")
     assert doc.read_text() == text
@@ -128,6 +140,7 @@ def test_a_plan_runs_resumes_and_rebuilds_its_document(tmp_path):
     assert row in text and "kept as rendered from results not in this folder" in again
     shown = row.split("|")[2].strip()
     assert f"| all | {shown} |" in again  # the kept section's time counts in the total
+    assert "see its section (kept as rendered)" in block_body(again, "summary")
 
 
 def test_quick_mode_runs_its_subset_into_its_own_folder(tmp_path):
