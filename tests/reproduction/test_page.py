@@ -1,0 +1,30 @@
+"""docs/reproduction.md and the README's front table rebuild byte-identical from the records
+committed under results/reproduction/: the page is what its records say, on any machine."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from netfl.reproduction.document import kept_sections, rebuild
+from netfl.reproduction.plan import load_plans
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_page_and_the_readme_table_rebuild_from_the_committed_records(tmp_path):
+    results = tmp_path / "results" / "reproduction"
+    shutil.copytree(ROOT / "results" / "reproduction", results)
+    doc, readme = tmp_path / "docs" / "reproduction.md", tmp_path / "README.md"
+    doc.parent.mkdir()
+    shutil.copy(ROOT / "docs" / "reproduction.md", doc)
+    shutil.copy(ROOT / "README.md", readme)
+    plans = load_plans(ROOT / "scenarios" / "reproduction")
+    kept = kept_sections(plans, results, doc)
+    rebuild(plans, results, doc, doc.parent / "img" / "reproduction", kept=kept, readme=readme)
+    assert doc.read_text() == (ROOT / "docs" / "reproduction.md").read_text(), (
+        "docs/reproduction.md differs from what its records give: run "
+        "`netfl reproduce --tables-only` and commit the page with the records")
+    assert readme.read_text() == (ROOT / "README.md").read_text()
+    assert (results / "host_times.json").read_text() == (
+        ROOT / "results" / "reproduction" / "host_times.json").read_text()
