@@ -102,6 +102,7 @@ def reproduce(
     from netfl.reproduction.document import SUMMARY, kept_sections, rebuild
     from netfl.reproduction.execute import run_plans
     from netfl.reproduction.plan import load_plans
+    from netfl.reproduction.render import claim_text
     from netfl.sweep import DaskExecutor, LocalExecutor
 
     folder = out_dir or Path("results/reproduction-quick" if quick else "results/reproduction")
@@ -142,9 +143,11 @@ def reproduce(
         verdicts = rebuild(every, folder, document, figures, quick, kept=kept, readme=front)
     except NetflError as exc:
         raise fail(exc) from None
-    out.print(f"{document}: {len(verdicts)} findings")
+    findings = len({(f.study, f.id) for f, _v in verdicts})
+    out.print(f"{document}: {len(verdicts)} verdicts on {findings} findings (one per reading "
+              f"and target)")
     for finding, verdict in verdicts:
-        out.print(f"  {verdict.verdict:<30} {finding.claim}")
+        out.print(f"  {verdict.verdict:<30} {claim_text(finding)}")
     if failed:
         err.print(f"[red]{failed} run(s) failed[/red]: see the logs/ folder of their sweep")
         raise typer.Exit(1)

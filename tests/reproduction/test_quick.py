@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from netfl.reproduction.document import block_body
 from netfl.reproduction.plan import load_plans
+from netfl.reproduction.readings import judged_findings
 from tests.conftest import needs_fashion_mnist
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,10 +34,11 @@ def test_quick_reproduction_runs_end_to_end(tmp_path):
     for plan in plans:
         assert f"<!-- reproduction:{plan.section} -->" in text
     findings = [f for p in plans for f in p.findings]
-    assert f"{doc}: {len(findings)} findings" in done.stdout
+    judged = [f for p in plans for s in p.studies for f in judged_findings(s, p.findings)]
+    assert (f"{doc}: {len(judged)} verdicts on {len(findings)} findings" in done.stdout)
     verdicts = re.findall(r"\*\*(reproduced in direction only|reproduced|not reproduced|not "
-                          r"run)\*\*", text)
-    assert len(verdicts) == 2 * len(findings)  # each section's table, and the summary
+                          r"run)\*\*", block_body(text, "verdicts"))
+    assert len(verdicts) == len(judged)  # one per finding, reading and target
     # every run the quick mode asks for finished: no table cell is left without runs
     assert "| not run |" not in text
     assert "| nan" not in text and "inf |" not in text
