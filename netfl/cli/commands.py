@@ -22,6 +22,17 @@ from netfl.errors import DatasetNotFound, NetflError
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="netfl: network co-simulation of hierarchical federated learning.")
 
+
+@app.callback()
+def _setup() -> None:
+    """Warnings a user should read (an override's side effects, a fallback) as one line each."""
+    import warnings
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        err.print(f"[yellow]warning:[/yellow] {message}", highlight=False)
+
+    warnings.showwarning = show
+
 # glibc returns large freed blocks to the OS on every training step, and the page faults that
 # follow slow torch down (up to 3.6x measured on vmap paths): these settings keep them (as
 # netfl.sim.cores.keep_freed_memory does from inside a process).

@@ -11,6 +11,7 @@ import dataclasses
 import difflib
 import types
 import typing
+import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -44,12 +45,62 @@ def load_scenario(source: str | Path | Mapping, overrides: Iterable[str] = ()) -
         path = Path(source)
         raw, lines = _read_yaml(path)
         name, base_dir = str(path), path.resolve().parent
-    overridden = _apply_overrides(raw, overrides, name)
+    carried: dict[tuple, set] = {}
+    overridden = _apply_overrides(raw, overrides, name, carried)
     try:
         scenario = Scenario.model_validate(raw, context={"base_dir": base_dir})
     except ValidationError as exc:
-        raise ScenarioError(_problems(exc, name, lines, overridden)) from None
+        dropped = _drop_carried_extras(raw, exc, carried)
+        if not dropped:
+            raise ScenarioError(_problems(exc, name, lines, overridden)) from None
+        try:
+            scenario = Scenario.model_validate(raw, context={"base_dir": base_dir})
+        except ValidationError as again:
+            raise ScenarioError(_problems(again, name, lines, overridden)) from None
+        for section, keys in dropped.items():
+            where = ".".join(map(str, section))
+            kind = _node(raw, section).get("kind")
+            warnings.warn(f"--set {where}: the file's {', '.join(sorted(keys))} do not apply "
+                          f"to {where}.kind {kind!r} and were dropped", ScenarioNotice,
+                          stacklevel=2)
     return remember_origin(scenario, name, lines, overridden)
+
+
+class ScenarioNotice(UserWarning):
+    """Something an override changed beyond what it named (the CLI prints it as a warning)."""
+
+
+def _node(raw: dict, parts: tuple):
+    for part in parts:
+        raw = raw[part]
+    return raw
+
+
+def _drop_carried_extras(raw: dict, exc: ValidationError, carried: dict[tuple, set]
+                         ) -> dict[tuple, set]:
+    """Remove from ``raw`` the keys a section kept from the file when an override switched its
+    kind (``carried``) that the new kind does not accept; return them per section."""
+    dropped: dict[tuple, set] = {}
+    for parts in _extra_keys(exc):
+        section, key = tuple(parts[:-1]), parts[-1] if parts else None
+        if key in carried.get(section, ()):
+            _node(raw, section).pop(key, None)
+            dropped.setdefault(section, set()).add(key)
+    return dropped
+
+
+def _extra_keys(exc: ValidationError, prefix: tuple = (), root: type[BaseModel] = Scenario
+                ) -> list[tuple]:
+    """The paths of every unknown key ``exc`` names, an extension's own section's included."""
+    found = []
+    for err in exc.errors(include_url=False):
+        parts, _model, _union = _walk(err["loc"], root)
+        cause = (err.get("ctx") or {}).get("error")
+        if isinstance(cause, ExtensionInvalid):
+            found += _extra_keys(cause.error, (*prefix, *parts), cause.spec)
+        elif err["type"] == "extra_forbidden":
+            found.append((*prefix, *parts))
+    return found
 
 
 def remember_origin(scenario: Scenario, source: str | None, lines: dict,
@@ -192,8 +243,13 @@ def _index_lines(node: yaml.Node, path: tuple, out: dict[tuple, int],
             _index_lines(value, (*path, i), out, seen)
 
 
-def _apply_overrides(raw: dict, overrides: Iterable[str], source: str | None) -> set[tuple]:
-    """Apply ``a.b.c=VALUE`` overrides in place; return the paths they set."""
+def _apply_overrides(raw: dict, overrides: Iterable[str], source: str | None,
+                     carried: dict[tuple, set] | None = None) -> set[tuple]:
+    """Apply ``a.b.c=VALUE`` overrides in place; return the paths they set. An override that
+    switches a section's ``kind`` (``algorithm.kind=X``, or ``algorithm={kind: X, ...}``) keeps
+    the file's other keys of that section (lr, eval_every, ...); ``carried`` gets them per
+    section, so that those the new kind does not take can be dropped, and said."""
+    carried = {} if carried is None else carried
     problems, done = [], set()
     for text in overrides:
         key, sep, value_text = text.partition("=")
@@ -208,6 +264,7 @@ def _apply_overrides(raw: dict, overrides: Iterable[str], source: str | None) ->
         except yaml.YAMLError:
             value = value_text
         try:
+            _carry_section(raw, parts, value, carried)
             _set_path(raw, parts, value)
             done.add(parts)
         except (KeyError, TypeError, IndexError) as exc:
@@ -216,6 +273,28 @@ def _apply_overrides(raw: dict, overrides: Iterable[str], source: str | None) ->
     if problems:
         raise ScenarioError(problems)
     return done
+
+
+def _carry_section(raw: dict, parts: tuple, value: object, carried: dict[tuple, set]) -> None:
+    """Where ``value`` switches the kind of the section at ``parts`` (or is its ``kind``), keep
+    the file's other keys of it: merged into ``value`` in place, named in ``carried``."""
+    try:
+        section = parts[:-1] if parts[-1] == "kind" else parts
+        existing = _node(raw, section)
+    except (KeyError, IndexError, TypeError):
+        return
+    if not isinstance(existing, dict) or "kind" not in existing:
+        return
+    if parts[-1] == "kind":
+        keys = set(existing) - {"kind"}
+    elif isinstance(value, dict) and "kind" in value:
+        keys = set(existing) - set(value)
+        for key in keys:
+            value[key] = existing[key]
+    else:
+        return
+    if keys:
+        carried.setdefault(section, set()).update(keys)
 
 
 def _set_path(raw: dict, parts: tuple, value: object) -> None:

@@ -400,3 +400,26 @@ def test_yaml_merge_keys_still_work(tmp_path, tiny):
     scenario = load_scenario(write(tmp_path, text))
     assert scenario.links.backhaul.rate == scenario.links.access.rate
     assert scenario.links.backhaul.delay == pytest.approx(0.003)
+
+
+@pytest.mark.parametrize("override", ["algorithm={kind: fedavg, rounds: 3}",
+                                      "algorithm.kind=fedavg"])
+def test_switching_the_algorithm_keeps_the_files_shared_keys_and_says_which_it_dropped(
+        tiny, override):
+    """An override that switches algorithm.kind keeps the file's lr and eval_every (they once
+    vanished silently with 'algorithm={...}'), and drops, saying so, what the new kind does
+    not take."""
+    from netfl.scenario.loader import ScenarioNotice
+
+    tiny["algorithm"] = {"kind": "hier-fedavg", "rounds": 5, "edge_rounds": 3, "lr": 0.3,
+                         "eval_every": 4, "local_steps": 2}
+    with pytest.warns(ScenarioNotice, match=r"--set algorithm: the file's edge_rounds do not "
+                                            r"apply to algorithm.kind 'fedavg'"):
+        scenario = load_scenario(tiny, [override])
+    algorithm = scenario.algorithm
+    assert (algorithm.kind, algorithm.lr, algorithm.eval_every, algorithm.local_steps) == (
+        "fedavg", 0.3, 4, 2)
+    assert algorithm.rounds == (3 if "rounds" in override else 5)
+    # a key the override itself gives that the kind does not take is still an error
+    with pytest.raises(ScenarioError, match="edge_rounds"):
+        load_scenario(tiny, ["algorithm={kind: fedavg, edge_rounds: 2}"])
