@@ -9,8 +9,6 @@ the results directory and is what ``netfl.run`` and ``netfl run`` call.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import time
 from pathlib import Path
 
@@ -32,6 +30,7 @@ from netfl.scenario.iov import IovWorld
 from netfl.scenario.loader import locate
 from netfl.scenario.sections import EdgeWorld, FakeModel
 from netfl.sim.clock import RandomStreams
+from netfl.sim.collector import RUN_GC_THRESHOLDS, collector_for_a_run  # noqa: F401
 from netfl.sim.cores import available_memory_bytes
 from netfl.sim.host_time import (
     ALGORITHM_COMPRESSION_METHODS,
@@ -53,34 +52,6 @@ def _version() -> str:
     from netfl._version import __version__
 
     return __version__
-
-
-# young, middle and old generation thresholds of the cyclic collector while a run runs
-RUN_GC_THRESHOLDS = (100_000, 50, 100)
-
-
-@contextlib.contextmanager
-def collector_for_a_run():
-    """The cyclic garbage collector's settings while a run's events are processed (restored
-    after): what was built before is frozen, and the thresholds are RUN_GC_THRESHOLDS.
-    (bench_scale's plain-SimPy floor runs under it too, so that its figures compare.)"""
-    # The world, data and model built so far live for the whole run: left to the cyclic
-    # collector, every full collection would walk them again (33 times in a run of 10,000
-    # clients, 20% of its time). Frozen, they are skipped until the run ends (no collect
-    # first: a full collection costs more than a short run; unfreezing hands any garbage
-    # among them back to the collector). The run's own objects (a process, events and
-    # records per transfer) outlive the young generation by the thousand while a round is
-    # in flight, so the collector's default thresholds (700, 10, 10) walk them over and
-    # over: a run of 10,000 clients spent 45% of its time there. Higher thresholds keep
-    # the collector (cycles are rare here: a failed transfer's traceback) at a few %.
-    thresholds = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(*RUN_GC_THRESHOLDS)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*thresholds)
-        gc.unfreeze()
 
 
 # Host memory per client of a latency-only run (its links, processes, records and partition
@@ -207,17 +178,27 @@ class Simulation:
         self.network.start()
         self.fleet.start()
         process = self.algorithm.start()
-        limit = self.scenario.stop.max_sim_time
-        until = process if limit is None else self.env.any_of([process, self.env.timeout(limit)])
+        stop = self.scenario.stop
+        watchdog = (self.env.process(self._watchdog(stop.stall_after))
+                    if stop.stall_after is not None else None)
+        ends = [process, *([self.env.timeout(stop.max_sim_time)] if stop.max_sim_time else []),
+                *([watchdog] if watchdog is not None else [])]
         with collector_for_a_run():
-            self.env.run(until=until)
+            self.env.run(until=ends[0] if len(ends) == 1 else self.env.any_of(ends))
         if not process.triggered:
-            self.stop_reason = "max_sim_time"
+            stalled = watchdog is not None and watchdog.triggered
+            self.stop_reason = "stalled" if stalled else "max_sim_time"
         else:
             self.stop_reason = self.algorithm.stopped_by or "rounds"
         self.algorithm.record_final()
         self.host_time_s = time.perf_counter() - started
         self.host_times.close_run(self.host_time_s)
+
+    def _watchdog(self, stall_s: float):
+        """Ends once the algorithm has made no progress for ``stall_s`` simulated seconds."""
+        book = self.algorithm.book
+        while (wait := book.last_progress_s + stall_s - self.env.now) > 0:
+            yield self.env.timeout(wait)
 
     def partition_table(self) -> pd.DataFrame:
         """One row per client: its edge server (its traced device where there is a device

@@ -220,3 +220,29 @@ def test_the_partition_table_is_linear_in_clients(tiny, monkeypatch):
     table = simulation.partition_table()
     assert list(table["edge_server"]) == [simulation.world.edge_of(c)
                                           for c in simulation.world.clients]
+
+
+def test_a_run_whose_rounds_never_end_stops_as_stalled(tiny):
+    """A run that makes no progress for stop.stall_after of simulated time stops with
+    stop_reason 'stalled' instead of running forever (an asynchronous plug-in once ran for ever
+    with the core link down)."""
+    import netfl
+    from netfl.algorithms.fedavg import FedAvg
+
+    class Waits(FedAvg):
+        def run(self):
+            w = self.trainer.init_params()
+            self.evaluate(w, 0)
+            while True:  # a loop waiting for updates that never come
+                yield self.env.timeout(60.0)
+
+    tiny["stop"] = {"stall_after": "2 h"}
+    scenario = netfl.load_scenario(tiny, ["algorithm.kind=fedavg"])
+    from netfl.simulation import Simulation
+
+    sim = Simulation(scenario)
+    sim.algorithm.__class__ = Waits
+    sim.run()
+    assert sim.stop_reason == "stalled" and sim.env.now == pytest.approx(7200.0)
+    # the default (1 day) leaves an ordinary run alone
+    assert netfl.run(tiny, write=False).summary["stop_reason"] == "rounds"

@@ -61,6 +61,7 @@ class RunBook:
         self.deployed: tuple | None = None  # (round, model) last handed to end_round
         self.last_row_round: int | None = None
         self.checked_mark = 0  # the last multiple of stop.target_check_steps checked
+        self.last_progress_s = 0.0  # simulated time of the last round end, evaluation or mix
 
     def record_evaluation(self, round_: int, accuracy: float, loss: float) -> None:
         """Emit the Evaluation record, and TargetReached when it is the first to reach the
@@ -68,6 +69,7 @@ class RunBook:
         self.trace.emit(Evaluation(time_s=self.now(), round=round_, accuracy=accuracy,
                                    loss=loss))
         self.last_row_round = round_
+        self.note_progress()
         if not math.isfinite(loss):
             self.diverged(round_)
         target = self.stop_spec.target_accuracy
@@ -132,6 +134,7 @@ class RunBook:
         when the target is first reached. Returns True when the run should stop."""
         self.rounds_done = round_
         self.deployed = (round_, params)
+        self.note_progress()
         self.trace.emit(RoundEnd(time_s=self.now(), round=round_))
         spent = self.budget_spent()
         due = round_ % eval_every == 0 or round_ == last_round or spent
@@ -148,6 +151,11 @@ class RunBook:
         if spent and not stop:
             self.stopped_by = spent
         return stop or spent is not None
+
+    def note_progress(self) -> None:
+        """The run progressed now (a round ended, a model was evaluated or mixed in): the
+        stall watchdog (``stop.stall_after``) counts from here."""
+        self.last_progress_s = self.now()
 
     def target_check_due(self) -> bool:
         """Whether this update is checked for the target: every update, or with

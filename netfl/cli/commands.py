@@ -106,6 +106,11 @@ def run(
                   f"{result.summary['diverged_round']} (NaN or infinite loss): the run stopped "
                   f"there; a smaller learning rate usually helps (stop.tolerate_divergence: "
                   f"true goes on instead)")
+    if result.summary["stop_reason"] == "stalled":
+        err.print(f"[yellow]stalled[/yellow]: nothing progressed (no round ended, no model "
+                  f"evaluated or mixed in) for stop.stall_after of simulated time; the run "
+                  f"stopped at {format_duration(result.summary['sim_time_s'])}. Are its links "
+                  f"up and its clients reachable?")
     if quiet:
         print(result.path)
         raise typer.Exit(1 if diverged else 0)

@@ -12,8 +12,9 @@ class Stop(Section):
     SGD steps summed over all clients (a compute budget, checked at the end of each round),
     once the learning cost of Group-FEL's eq. (5) reaches ``max_cost`` (seconds of client
     time, for the algorithms that charge it; checked at the end of each round), or (with
-    ``at_target``) when test accuracy first reaches ``target_accuracy``, or when the model
-    stops being finite (``diverged``, unless ``tolerate_divergence``), whichever comes first.
+    ``at_target``) when test accuracy first reaches ``target_accuracy``, when the model
+    stops being finite (``diverged``, unless ``tolerate_divergence``), or when nothing has
+    progressed for ``stall_after`` (``stalled``), whichever comes first.
 
     The target is checked on every update of the model the algorithm would deploy (every
     round; with ``target_check_steps``, the first update at or after each multiple of that many
@@ -33,6 +34,11 @@ class Stop(Section):
         None, description="check the target only on the first update at or after each "
         "multiple of this many local steps (summed over clients): arms whose updates come at "
         "different step counts are then checked on one grid (default: every update)")
+    stall_after: PositiveDuration | None = Field(
+        86400.0, description="stop (stop_reason 'stalled') once the run has made no progress "
+        "(no round ended, no model evaluated or mixed in) for this long in simulated time, so "
+        "that a run whose rounds never end (every link down, an asynchronous loop waiting "
+        "forever) cannot hang; null: no limit. Default 1 day")
     tolerate_divergence: bool = Field(
         False, description="go on when the model stops being finite (NaN or inf loss); by "
         "default such a run stops with stop_reason 'diverged' and exits with status 1")
