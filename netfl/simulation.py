@@ -185,6 +185,7 @@ class Simulation:
                 *([watchdog] if watchdog is not None else [])]
         with collector_for_a_run():
             self.env.run(until=ends[0] if len(ends) == 1 else self.env.any_of(ends))
+        self.algorithm.stop_background()
         if not process.triggered:
             stalled = watchdog is not None and watchdog.triggered
             self.stop_reason = "stalled" if stalled else "max_sim_time"

@@ -12,6 +12,8 @@ optionally until the first K updates or a deadline, the rest cancelled), ``clien
 (one client's part), ``train_round`` (``exchange`` and the real training of exactly the
 clients whose uploads arrived: message sizes never depend on the values sent, so this is
 exact), ``wait_for`` and ``cancel``.
+Asynchrony (netfl.algorithms.asynchrony): ``model_slot``, ``mailbox``, ``receive``, ``mix``,
+``apply_model``, ``staleness``, ``staleness_weight``, ``every``, ``background``.
 Devices: ``local_compute``, ``occupy``, ``charge_aggregation``, ``aggregate``,
 ``device_speed``. Data: ``data_sizes``, ``label_counts``, ``indices``. Randomness:
 ``stream``. The run: ``evaluate``, ``end_round``, ``charge_cost``, ``wait_idle``, ``stop``
@@ -32,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import simpy
 
+from netfl.algorithms.asynchrony import AsyncPrimitives
 from netfl.algorithms.bookkeeping import RunBook, all_finite
 from netfl.algorithms.moves import ModelMoves
 from netfl.algorithms.primitive import primitive
@@ -64,7 +67,7 @@ class Context:
     stop: Stop
 
 
-class Algorithm(ModelMoves, ClientRounds):
+class Algorithm(ModelMoves, ClientRounds, AsyncPrimitives):
     """Base class. Subclasses set ``Spec`` in the scenario schema and write ``run()``, a
     generator (a SimPy process)."""
 
@@ -77,6 +80,7 @@ class Algorithm(ModelMoves, ClientRounds):
             ctx.network, ctx.fleet, ctx.streams, ctx.trace)
         self._client_index = {name: i for i, name in enumerate(ctx.world.clients)}
         self._forgotten: list[str] = []
+        self._background: list[simpy.Process] = []  # loops beside run() (AsyncPrimitives)
         # late-bound: a subclass's (or a test's) own test() and trainer count
         self.book = RunBook(ctx.trace, ctx.stop, lambda: self.env.now,
                             lambda *args: self.test(*args),

@@ -145,6 +145,23 @@ class Aggregate(Record):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ModelMixed(Record):
+    """An update from ``source`` went into ``node``'s model (asynchronous aggregation):
+    it started from version ``base_version``; ``version`` is the model's version after it (the
+    aggregator's version at arrival was ``version - 1`` for a mix, or the version the buffer
+    was applied at); ``staleness`` is that arrival version minus ``base_version``; ``weight``
+    its share in the new model (a mix's rate, or its weight in a buffered average)."""
+
+    kind = "model_mixed"
+    node: str
+    source: str
+    base_version: int
+    version: int
+    staleness: int
+    weight: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Cost(Record):
     """Learning cost charged to ``node`` (Group-FEL's eq. 5), in seconds of its time: ``kind``
     is "training" (E H_i(n_i)) or "group_operation" (O_g(|g|))."""

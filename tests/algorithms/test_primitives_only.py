@@ -16,7 +16,7 @@ EXAMPLE = Path(__file__).parents[2] / "examples" / "netfl-example" / "netfl_exam
 # the base itself, the primitives' own modules, its bookkeeping and the registry may use what
 # the primitives are made of
 INSIDE = {"__init__.py", "base.py", "moves.py", "rounds.py", "cohort.py", "primitive.py",
-          "bookkeeping.py", "registry.py"}
+          "bookkeeping.py", "registry.py", "asynchrony.py"}
 # the trainer's data layout is reached through data_sizes and label_counts
 TRAINER_INTERNALS = {"client_sizes", "partition"}
 
@@ -26,8 +26,8 @@ def base_private_names() -> set[str]:
     or defined)."""
     names = {name for cls in Algorithm.__mro__ for name in vars(cls)
              if name.startswith("_") and not name.startswith("__")}
-    trees = [ast.parse((ALGORITHMS / name).read_text()) for name in ("base.py", "moves.py",
-                                                                      "rounds.py")]
+    trees = [ast.parse((ALGORITHMS / name).read_text())
+             for name in ("base.py", "moves.py", "rounds.py", "asynchrony.py")]
     for node in (node for tree in trees for node in ast.walk(tree)):
         if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
                 and node.value.id == "self" and node.attr.startswith("_")

@@ -1,0 +1,186 @@
+"""Primitives of asynchronous algorithms: mailboxes, model versions, atomic mixes, timers and
+managed background loops (docs/extending.md, "Asynchronous algorithms").
+
+An aggregator's model lives in a ``ModelSlot`` with a version that counts the updates (or
+buffers) applied to it. A client or edge that downloads it takes the version with it
+(``Update.base_version``); when its update arrives the aggregator is at some later version,
+and the difference is the update's staleness. Updates travel to an aggregator's ``Mailbox``
+and are taken in arrival order (simultaneous arrivals in the order their events were
+scheduled: SimPy's, deterministic for a scenario and seed); ``receive`` waits for the next one
+without cancelling anything else, up to an optional timeout.
+
+``mix`` and ``apply_model`` change a slot under its lock, after charging the aggregation to
+the aggregator's processor, so two updates that arrive together are applied one after the
+other, the second to the model the first left (a plug-in that read the model before its
+processor charge ran lost one of them).
+
+Loops an algorithm runs beside ``run()`` (a client's train-and-upload cycle, an edge's
+forwarding loop) are started with ``background``: where ``run()`` returns, those still running
+are cancelled where they are, their transfers and training counted as cancelled, not lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+
+import simpy
+
+from netfl.algorithms.primitive import primitive
+from netfl.algorithms.staleness import staleness_weight
+from netfl.sim.trace import ModelMixed
+
+
+@dataclass(frozen=True)
+class Update:
+    """What a client (or an edge) sends an aggregator: its model ``params`` trained from the
+    aggregator's version ``base_version``, with its data ``weight`` (samples)."""
+
+    source: str
+    params: object
+    base_version: int
+    weight: float = 1.0
+
+
+class ModelSlot:
+    """An aggregator's model and its version; changed only under its lock (``mix``,
+    ``apply_model``)."""
+
+    def __init__(self, env: simpy.Environment, node: str, params):
+        self.node, self.params, self.version = node, params, 0
+        self.lock = simpy.Resource(env, capacity=1)
+
+
+class Mailbox:
+    """Updates that arrived at a node, in arrival order."""
+
+    def __init__(self, env: simpy.Environment, node: str):
+        self.node = node
+        self._store = simpy.Store(env)
+
+    def deliver(self, update: Update) -> None:
+        """Put an arrived update in the box (no simulated time: the transfer was charged)."""
+        self._store.put(update)
+
+    def __len__(self) -> int:
+        return len(self._store.items)
+
+
+class Ticker:
+    """Ticks every ``period_s`` from its start (``AsyncPrimitives.every``)."""
+
+    def __init__(self, env: simpy.Environment, period_s: float):
+        self.env, self.period_s, self.start_s = env, period_s, env.now
+        self.tick, self.missed = 0, 0
+
+    def next(self) -> Generator:
+        """Wait for the next tick; returns its number (1, 2, ...)."""
+        due = int((self.env.now - self.start_s) // self.period_s) + 1
+        self.missed += max(0, due - self.tick - 1)
+        self.tick = due
+        yield self.env.timeout(self.start_s + due * self.period_s - self.env.now)
+        return self.tick
+
+
+class AsyncPrimitives:
+    """The asynchronous primitives, mixed into ``Algorithm``."""
+
+    def model_slot(self, node: str, params) -> ModelSlot:
+        """A versioned model held at ``node`` (version 0: ``params``)."""
+        return ModelSlot(self.env, node, params)
+
+    def mailbox(self, node: str) -> Mailbox:
+        """An empty mailbox for updates arriving at ``node``."""
+        return Mailbox(self.env, node)
+
+    @primitive
+    def receive(self, box: Mailbox, timeout: float | None = None) -> Generator:
+        """The next update in ``box``, waiting for one to arrive; None where ``timeout``
+        simulated seconds pass first (the wait is then withdrawn: no update is lost)."""
+        get = box._store.get()
+        if timeout is None:
+            return (yield get)
+        timer = self.env.timeout(timeout)
+        yield get | timer
+        if get.triggered:
+            return get.value
+        get.cancel()
+        return None
+
+    def staleness(self, slot: ModelSlot, update: Update) -> int:
+        """How many versions ``slot`` moved on since ``update`` left it."""
+        return slot.version - update.base_version
+
+    def staleness_weight(self, staleness: int, spec) -> float:
+        """s(staleness) of a ``staleness`` section (kind constant, polynomial or hinge; its
+        a and b): netfl.algorithms.staleness."""
+        return staleness_weight(spec.kind, staleness, getattr(spec, "a", 0.5),
+                                getattr(spec, "b", 0.0))
+
+    @primitive
+    def mix(self, slot: ModelSlot, update: Update, rate: float, level: str) -> Generator:
+        """FedAsync's update at ``slot``: x <- (1 - rate) x + rate x_new, atomically (under
+        the slot's lock, after one two-model aggregation is charged to its node's processor).
+        Returns the new version."""
+        if not 0.0 < rate <= 1.0:
+            raise ValueError(f"a mixing rate is in (0, 1], got {rate!r}")
+        with slot.lock.request() as turn:
+            yield turn
+            yield from self.charge_aggregation(slot.node, 2, level, slot.version + 1)
+            arrival = slot.version
+            slot.params = (1.0 - rate) * slot.params + rate * update.params
+            slot.version += 1
+            self._trace.emit(ModelMixed(
+                time_s=self.env.now, node=slot.node, source=update.source,
+                base_version=update.base_version, version=slot.version,
+                staleness=arrival - update.base_version, weight=rate))
+        self.book.note_progress()
+        return slot.version
+
+    @primitive
+    def apply_model(self, slot: ModelSlot, new_params: Callable, updates: list[Update],
+                    weights: list[float], level: str) -> Generator:
+        """A buffered step at ``slot`` (FedBuff's): under its lock, after aggregating
+        ``len(updates)`` vectors is charged to its node, ``slot.params = new_params(current)``;
+        each update is traced with its staleness and ``weights``. Returns the new version."""
+        with slot.lock.request() as turn:
+            yield turn
+            yield from self.charge_aggregation(slot.node, len(updates) + 1, level,
+                                               slot.version + 1)
+            arrival = slot.version
+            slot.params = new_params(slot.params)
+            slot.version += 1
+            for update, weight in zip(updates, weights, strict=True):
+                self._trace.emit(ModelMixed(
+                    time_s=self.env.now, node=slot.node, source=update.source,
+                    base_version=update.base_version, version=slot.version,
+                    staleness=arrival - update.base_version, weight=float(weight)))
+        self.book.note_progress()
+        return slot.version
+
+    def background(self, loop: Generator) -> simpy.Process:
+        """Run ``loop`` beside ``run()``; where ``run()`` returns and it still runs, it is
+        cancelled where it is (``stop_background``)."""
+        process = self.env.process(loop)
+        self._background.append(process)
+        return process
+
+    def every(self, period_s: float) -> Ticker:
+        """A periodic timer from now: ``yield from ticker.next()`` waits for its next tick, at
+        k x ``period_s`` after it was made whatever the work between took (a tick the work
+        overran is skipped, and counted in ``ticker.missed``)."""
+        if not period_s > 0:
+            raise ValueError(f"a timer's period is positive, got {period_s!r}")
+        return Ticker(self.env, period_s)
+
+    def stop_background(self) -> int:
+        """Cancel every background loop still running (their transfers and training count as
+        cancelled) and let their cancellations take effect, without advancing simulated time.
+        Returns how many were cancelled."""
+        alive = [p for p in self._background if p.is_alive]
+        for process in alive:
+            self.cancel(process)
+        while any(p.is_alive for p in alive) and self.env.peek() <= self.env.now:
+            self.env.step()
+        self._background.clear()
+        return len(alive)

@@ -1,0 +1,121 @@
+"""The asynchronous primitives: mailboxes, versions and staleness, atomic mixes, timers, and
+background loops cancelled (and counted) where run() returns."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import netfl
+from netfl.algorithms.asynchrony import Update
+from netfl.algorithms.fedavg import FedAvg
+from netfl.simulation import Simulation
+
+
+def simulation(tiny) -> Simulation:
+    tiny["algorithm"] = {"kind": "fedavg", "rounds": 1, "local_steps": 1}
+    return Simulation(netfl.load_scenario(tiny))
+
+
+def run_process(sim, generator):
+    process = sim.env.process(generator)
+    sim.env.run(process)
+    return process.value
+
+
+def test_receive_takes_updates_in_arrival_order_and_a_timeout_loses_none(tiny):
+    sim = simulation(tiny)
+    algo, env = sim.algorithm, sim.env
+    box = algo.mailbox(sim.world.cloud)
+
+    def arrive(at, name):
+        yield env.timeout(at)
+        box.deliver(Update(name, np.zeros(1), 0))
+
+    env.process(arrive(5.0, "late"))
+    env.process(arrive(2.0, "early"))
+
+    def take():
+        nothing = yield from algo.receive(box, timeout=1.0)  # nothing by t = 1
+        first = yield from algo.receive(box)
+        second = yield from algo.receive(box, timeout=10.0)
+        return nothing, first.source, second.source, env.now
+
+    assert run_process(sim, take()) == (None, "early", "late", 5.0)
+
+
+def test_two_mixes_that_arrive_together_both_count(tiny):
+    """A plug-in that read the model before its processor charge ran lost one of two updates
+    arriving together; mix applies them one after the other, each to the model the other left."""
+    sim = simulation(tiny)
+    algo = sim.algorithm
+    slot = algo.model_slot(sim.world.cloud, np.zeros(3))
+    updates = [Update("a", np.full(3, 1.0), 0), Update("b", np.full(3, 2.0), 0)]
+    jobs = [sim.env.process(algo.mix(slot, u, 0.5, "cloud")) for u in updates]
+    sim.env.run(sim.env.all_of(jobs))
+    # (0 -> 0.5 with a) then (0.5 -> 1.25 with b): both in, in arrival order
+    np.testing.assert_allclose(slot.params, np.full(3, 1.25))
+    assert slot.version == 2 and [j.value for j in jobs] == [1, 2]
+    assert sim.env.now > 0  # each charged to the cloud's processor
+    assert algo.staleness(slot, updates[0]) == 2
+
+
+def test_a_buffered_step_traces_each_update_with_its_staleness(tiny):
+    from netfl.sim.trace import ModelMixed
+
+    sim = simulation(tiny)
+    seen = []
+    sim.trace.subscribe(seen.append, ModelMixed)
+    algo = sim.algorithm
+    slot = algo.model_slot(sim.world.cloud, np.zeros(2))
+    slot.version = 3
+    updates = [Update("a", np.ones(2), 1), Update("b", np.ones(2), 3)]
+    run_process(sim, algo.apply_model(slot, lambda w: w + 1.0, updates, [0.5, 0.5], "cloud"))
+    assert slot.version == 4 and [(r.source, r.staleness, r.version) for r in seen] == [
+        ("a", 2, 4), ("b", 0, 4)]
+
+
+def test_a_ticker_ticks_on_its_period_and_counts_ticks_the_work_overran(tiny):
+    sim = simulation(tiny)
+    algo, env = sim.algorithm, sim.env
+
+    def loop():
+        ticker = algo.every(10.0)
+        times = []
+        for work in (3.0, 25.0, 1.0):
+            tick = yield from ticker.next()
+            times.append((tick, env.now))
+            yield env.timeout(work)
+        return times, ticker.missed
+
+    times, missed = run_process(sim, loop())
+    assert times == [(1, 10.0), (2, 20.0), (5, 50.0)] and missed == 2
+    with pytest.raises(ValueError, match="positive"):
+        algo.every(0.0)
+
+
+def test_background_loops_are_cancelled_and_counted_where_run_returns(tiny):
+    """Loops beside run() that are still uploading when it returns count their transfers as
+    cancelled (a plug-in's in-flight work was once counted neither cancelled nor lost)."""
+
+    class Uploads(FedAvg):
+        def run(self):
+            w = self.trainer.init_params()
+            self.evaluate(w, 0)
+            for client in self.world.clients[:3]:
+                self.background(self.forever(client))
+            yield self.env.timeout(0.5)  # in the middle of their first uploads
+            self.end_round(1, w)
+
+        def forever(self, client):
+            while True:
+                yield from self.send(client, self.world.cloud, 10_000_000)
+
+    tiny["algorithm"] = {"kind": "fedavg", "rounds": 1}
+    sim = Simulation(netfl.load_scenario(tiny))
+    sim.algorithm.__class__ = Uploads
+    sim.algorithm._background = []
+    sim.run()
+    summary = sim.summary()
+    assert summary["transfers_cancelled"] == 3 and summary["transfers_delivered"] == 0
+    assert sim.env.now == pytest.approx(0.5)  # cancelling took no simulated time
