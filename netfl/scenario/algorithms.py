@@ -337,7 +337,9 @@ class MllSgdSpec(HflPwpSpec):
                              "quantizer) does not fit; use compression int8 or none")
 
 
-# Group-FEL's kinds register after the ones above (the order netfl list shows them in)
+# the asynchronous and Group-FEL's kinds register after the ones above (the order netfl list
+# shows them in)
+import netfl.scenario.async_algorithms  # noqa: E402, F401
 import netfl.scenario.group_fel  # noqa: E402, F401
 
 BuiltinAlgorithm = union_of("algorithms")

@@ -1,0 +1,63 @@
+"""What FedAsync and FedBuff share: a cloud that keeps ``concurrency`` clients training at
+once, each cycle a download of the server's current version, local training on the client's
+device, and an upload into the server's mailbox.
+
+    loop (concurrency times, in the background):
+        k <- a client drawn uniformly from the idle ones present    (sampling stream)
+        (x, tau) <- the server's model and version                  (download)
+        x_k <- local training of k from x                           (local_steps on its device)
+        send what the algorithm's client sends (a model, a delta)   (upload) -> the mailbox
+
+A cycle whose download, training or upload fails (a dropout, a vehicle leaving, no contact)
+frees its client and starts the next; it is counted in the trace as any failed transfer is.
+Real training runs when the upload arrives, from the model the client downloaded: message
+sizes do not depend on values, so this is exact, and arrivals are trained in arrival order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+
+from netfl.algorithms.asynchrony import Mailbox, ModelSlot, Update
+from netfl.algorithms.base import Algorithm
+
+
+class AsyncClients(Algorithm):
+    """The client side of a cloud-served asynchronous algorithm; subclasses write ``run()``
+    (the server) and ``client_message`` (what a client sends)."""
+
+    def start_clients(self, slot: ModelSlot, box: Mailbox) -> None:
+        """``concurrency`` client loops beside ``run()``."""
+        self.idle = set(self.world.clients)
+        for _ in range(self.spec.concurrency):
+            self.background(self.client_loop(slot, box))
+
+    def client_loop(self, slot: ModelSlot, box: Mailbox) -> Generator:
+        cloud = self.world.cloud
+        while True:
+            present = [c for c in self.world.present_clients() if c in self.idle]
+            if not present:
+                yield from self.wait_idle()
+                continue
+            client = self.sample_clients(present, 1)[0]
+            self.idle.discard(client)
+            base, version = slot.params, slot.version
+            arrived = ((yield from self.send(cloud, client, self.download_bytes))
+                       and (yield from self.local_compute(client, version, self.spec.local_steps))
+                       and (yield from self.send_up(client, cloud)))
+            self.idle.add(client)
+            if arrived:
+                box.deliver(Update(client, self.client_message(client, base), version,
+                                   float(self.data_sizes([client])[0])))
+
+    def train_client(self, client: str, base, **solver):
+        """``local_steps`` of real SGD for ``client`` from ``base``; the model the server
+        reconstructs of it (compressed as the scenario says)."""
+        spec = self.spec
+        trained = self.trainer.local_train(base, self.indices([client]), spec.local_steps,
+                                           spec.lr, spec.batch_size, momentum=spec.momentum,
+                                           weight_decay=spec.weight_decay, **solver)[0]
+        return self.compressed_towards(trained, base)
+
+    def client_message(self, client: str, base):
+        raise NotImplementedError

@@ -1,0 +1,91 @@
+"""FedAsync and FedBuff as their algorithm boxes say: versions, staleness, the mixing rule, the
+buffered step; on every world."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import netfl
+from netfl.simulation import Simulation
+from netfl.sim.trace import ModelMixed
+
+
+def run_traced(tiny, algorithm: dict, **stop):
+    tiny["algorithm"] = {"local_steps": 2, "batch_size": 16, "lr": 0.1, **algorithm}
+    if stop:
+        tiny["stop"] = stop
+    scenario = netfl.load_scenario(tiny)
+    sim = Simulation(scenario)
+    sim.twin = Simulation(scenario)  # fresh random streams: a client's first training again
+    mixed, versions = [], {}
+    sim.trace.subscribe(mixed.append, ModelMixed)
+    end_round = sim.algorithm.end_round
+
+    def keep(version, params):
+        versions[version] = params.copy()
+        return end_round(version, params)
+
+    sim.algorithm.end_round = keep
+    sim.run()
+    return sim, mixed, versions
+
+
+def test_fedasync_mixes_every_arrival_at_alpha_times_its_staleness_weight(tiny):
+    sim, mixed, versions = run_traced(tiny, {"kind": "fedasync", "rounds": 12, "concurrency": 3,
+                                             "alpha": 0.5, "staleness": {"kind": "hinge",
+                                                                         "a": 2, "b": 1}})
+    assert sim.stop_reason == "rounds" and [r.version for r in mixed] == list(range(1, 13))
+    for record in mixed:
+        s = record.staleness
+        assert record.weight == pytest.approx(0.5 * (1.0 if s <= 1 else 1 / (2 * (s - 1) + 1)))
+        assert 0 <= s < record.version
+    assert any(r.staleness > 0 for r in mixed)  # three at once: some arrive stale
+    assert sim.summary()["updates_dropped_stale"] == 0
+
+
+def test_a_single_fedasync_worker_at_alpha_one_hands_on_its_model(tiny):
+    """With one worker an update is at most one version stale (the next client downloads while
+    the server still mixes the last one in), and alpha = 1 makes each version the arriving
+    model."""
+    sim, mixed, versions = run_traced(tiny, {"kind": "fedasync", "rounds": 3, "concurrency": 1,
+                                             "alpha": 1.0, "staleness": {"kind": "constant"}})
+    assert mixed[0].staleness == 0 and {r.staleness for r in mixed} <= {0, 1}
+    assert [r.weight for r in mixed] == [1.0] * 3
+    client = sim.world.clients.index(mixed[0].source)
+    twin = sim.twin.trainer
+    expected = twin.local_train(twin.init_params(), [client], 2, 0.1, 16)[0]
+    np.testing.assert_allclose(versions[1], expected)
+
+
+def test_fedbuff_steps_by_the_mean_of_k_staleness_weighted_deltas(tiny):
+    sim, mixed, versions = run_traced(tiny, {"kind": "fedbuff", "rounds": 4, "concurrency": 3,
+                                             "buffer_size": 3, "server_lr": 1.0})
+    first = [r for r in mixed if r.version == 1]
+    assert len(first) == 3 and all(r.staleness == 0 and r.weight == 1.0 for r in first)
+    twin = sim.twin.trainer
+    start = twin.init_params()
+    rows = [sim.world.clients.index(r.source) for r in first]  # three distinct first trainings
+    assert len(set(rows)) == 3
+    trained = [twin.local_train(start, [i], 2, 0.1, 16)[0] for i in rows]
+    np.testing.assert_allclose(versions[1], start + sum(t - start for t in trained) / 3)
+    later = [r for r in mixed if r.version > 1]
+    assert all(r.weight == pytest.approx(1 / np.sqrt(1 + r.staleness)) for r in later)
+    assert any(r.staleness > 0 for r in later)
+
+
+def test_a_stale_update_beyond_the_bound_is_dropped_and_counted(tiny):
+    sim, mixed, _ = run_traced(tiny, {"kind": "fedasync", "rounds": 10, "concurrency": 4,
+                                      "max_staleness": 0})
+    assert all(r.staleness == 0 for r in mixed)
+    assert sim.summary()["updates_dropped_stale"] > 0
+
+
+@pytest.mark.parametrize("kind", ["fedasync", "fedbuff"])
+def test_the_same_seed_gives_the_same_run(tiny, kind):
+    tiny["algorithm"] = {"kind": kind, "rounds": 6, "concurrency": 3, "local_steps": 2}
+    one, two = netfl.run(tiny, write=False), netfl.run(tiny, write=False)
+    drop = ("host_time_s", "host_time_s_by_part")
+    assert {k: v for k, v in one.summary.items() if k not in drop} == {
+        k: v for k, v in two.summary.items() if k not in drop}
+    assert one.metrics.equals(two.metrics)
