@@ -13,6 +13,7 @@ from netfl.results.links import bottlenecks, link_table
 from netfl.results.occupancy import occupancy, occupancy_summary
 from netfl.results.participation import PARTICIPATION_COLUMNS, Participation
 from netfl.results.rounds import ROUND_COLUMNS, RoundAnalyzer, round_statistics
+from netfl.results.updates import UpdateLog
 from netfl.sim.trace import TraceBus
 
 
@@ -24,6 +25,7 @@ class RunAnalysis:
         self.world = world
         self.rounds = RoundAnalyzer(trace, world.tier)  # each round's critical path
         self.participation = Participation(trace, world.tier)
+        self.updates = UpdateLog(trace, world.tier)  # asynchronous aggregation's updates
         self._end: tuple | None = None  # (time, link rows, occupancy) last read
 
     def _loads(self, network, now_s: float) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -41,16 +43,18 @@ class RunAnalysis:
         links, cells = self._loads(network, now_s)
         return {"round_critical_path": round_statistics(self.rounds.rows),
                 "bottlenecks": bottlenecks(links), "occupancy": occupancy_summary(cells),
-                "participation": self.participation.summary()}
+                "participation": self.participation.summary()} | self.updates.summary()
 
     def tables(self, network, now_s: float) -> dict[str, pd.DataFrame]:
-        """rounds, participation and links (and, on a road or orbital world, occupancy)."""
+        """rounds, participation and links (and, on a road or orbital world, occupancy; where
+        updates were aggregated asynchronously, updates)."""
         links, cells = self._loads(network, now_s)
         return {"rounds": self.rounds_table(),
                 "participation": pd.DataFrame(self.participation.rows,
                                               columns=PARTICIPATION_COLUMNS),
                 "links": links.copy()} | (
-                    {"occupancy": cells} if len(cells) else {})
+                    {"occupancy": cells} if len(cells) else {}) | (
+                    {"updates": self.updates.table()} if self.updates.rows else {})
 
     def plot_links(self, network, now_s: float, directory: Path, title: str) -> None:
         """links.png and, on a road or orbital world, occupancy.png."""

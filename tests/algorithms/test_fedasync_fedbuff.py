@@ -4,11 +4,12 @@ buffered step; on every world."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import netfl
-from netfl.simulation import Simulation
 from netfl.sim.trace import ModelMixed
+from netfl.simulation import Simulation
 
 
 def run_traced(tiny, algorithm: dict, **stop):
@@ -89,3 +90,22 @@ def test_the_same_seed_gives_the_same_run(tiny, kind):
     assert {k: v for k, v in one.summary.items() if k not in drop} == {
         k: v for k, v in two.summary.items() if k not in drop}
     assert one.metrics.equals(two.metrics)
+
+
+def test_updates_csv_and_staleness_percentiles_are_written_for_asynchronous_runs_only(
+        tiny, tmp_path):
+    tiny["output"] = {"dir": str(tmp_path), "plots": False}
+    tiny["algorithm"] = {"kind": "fedbuff", "rounds": 6, "concurrency": 4, "buffer_size": 2,
+                         "local_steps": 2}
+    result = netfl.run(tiny)
+    updates = pd.read_csv(result.path / "updates.csv")
+    s = result.summary
+    assert len(updates) == s["updates_mixed"] == 12 and set(updates["tier"]) == {"cloud"}
+    assert (updates["staleness"] == updates["version"] - 1 - updates["base_version"]).all()
+    assert s["staleness_max"] == updates["staleness"].max()
+    assert s["staleness_p50"] == pytest.approx(np.percentile(updates["staleness"], 50))
+    assert s["staleness_by_tier"]["cloud"]["updates"] == 12
+    tiny["algorithm"] = {"kind": "fedavg", "rounds": 2}
+    synchronous = netfl.run(tiny)
+    assert not (synchronous.path / "updates.csv").exists()
+    assert "staleness_p50" not in synchronous.summary
