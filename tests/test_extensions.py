@@ -236,7 +236,8 @@ def test_an_unknown_kind_mentions_extensions():
     with pytest.raises(netfl.ScenarioError) as info:
         netfl.load_scenario(scenario)
     message = info.value.problems[0].message
-    assert "or an installed extension ('hier-first-k', 'hier-prox-momentum')" in message
+    assert ("or an installed extension ('hier-fedbuff', 'hier-first-k', 'hier-prox-momentum')"
+            in message)
     assert "'package.module:Class'" in message
 
 
