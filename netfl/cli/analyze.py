@@ -1,5 +1,6 @@
 """``netfl analyze RUN_DIR``: why the run's rounds took as long as they did (the critical path of
-each round, the slowest rounds, the bottleneck links and cells, who took part), and rounds.png."""
+each round, the slowest rounds, the bottleneck links and cells, who took part), and rounds.png;
+for an asynchronous run (updates.csv), its versions' staleness and who contributed most."""
 
 from __future__ import annotations
 
@@ -34,6 +35,9 @@ def analyze(
               f"{summary.get('rounds')} rounds in {summary.get('sim_time_s', 0):.1f} s simulated")
     for note in analysis.notes:
         out.print(f"note: {note}")
+    if (run_dir / "updates.csv").is_file():  # asynchronous: versions, not rounds
+        _print_updates(run_dir, summary)
+        return
     if analysis.rounds is not None and len(analysis.rounds):
         rounds = analysis.rounds
         parts = [p for p in PARTS if (rounds[f"{p}_s"] > 0).any()]
@@ -66,3 +70,30 @@ def analyze(
         lost = summary.get("participation", {}).get("lost_by_cause", {})
         if lost:
             out.print("lost by cause: " + ", ".join(f"{k} {v:,}" for k, v in lost.items()))
+
+
+def _print_updates(run_dir: Path, summary: dict) -> None:
+    """An asynchronous run: its model versions, their updates' staleness per tier, and who
+    contributed most (a round table would describe versions microseconds apart as rounds)."""
+    import pandas as pd
+
+    from netfl.results.updates import updates_by_source
+
+    updates = pd.read_csv(run_dir / "updates.csv")
+    out.print(f"asynchronous: its {summary.get('rounds')} 'rounds' are model versions; "
+              f"{len(updates):,} updates went in (updates.csv)")
+    stats = Table(title="staleness of the updates (versions since each left its aggregator)")
+    for column in ("tier", "updates", "p50", "p90", "max"):
+        stats.add_column(column, justify="right")
+    for tier, s in summary.get("staleness_by_tier", {}).items():
+        stats.add_row(tier, f"{s['updates']:,}", f"{s['p50']:g}", f"{s['p90']:g}",
+                      str(s["max"]))
+    out.print(stats)
+    top = updates_by_source(updates)
+    table = Table(title=f"the {len(top)} most frequent sources")
+    for column in ("source", "updates", "share", "median staleness"):
+        table.add_column(column, justify="right")
+    for source, row in top.iterrows():
+        table.add_row(str(source), f"{int(row['updates']):,}", format_share(row["share"]),
+                      f"{row['median_staleness']:g}")
+    out.print(table)

@@ -48,3 +48,12 @@ def staleness_percentiles(staleness: np.ndarray) -> dict:
     """p50, p90 (linear interpolation) and max of a non-empty array of stalenesses."""
     return {"p50": float(np.percentile(staleness, 50)),
             "p90": float(np.percentile(staleness, 90)), "max": int(staleness.max())}
+
+
+def updates_by_source(table: pd.DataFrame, top: int = 5) -> pd.DataFrame:
+    """Per source (client or edge) of ``updates.csv``: updates taken, their share, and their
+    median staleness; the ``top`` most frequent (who dominates the model)."""
+    grouped = table.groupby("source")["staleness"]
+    out = pd.DataFrame({"updates": grouped.size(), "median_staleness": grouped.median()})
+    out["share"] = out["updates"] / len(table)
+    return out.sort_values(["updates", "median_staleness"], ascending=[False, True]).head(top)

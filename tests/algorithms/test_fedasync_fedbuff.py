@@ -109,3 +109,20 @@ def test_updates_csv_and_staleness_percentiles_are_written_for_asynchronous_runs
     synchronous = netfl.run(tiny)
     assert not (synchronous.path / "updates.csv").exists()
     assert "staleness_p50" not in synchronous.summary
+
+
+def test_analyze_reports_versions_and_staleness_not_rounds_for_an_asynchronous_run(
+        tiny, tmp_path):
+    """`netfl analyze` once printed FedBuff's versions, microseconds apart, as 'rounds' with
+    p50 = p90 = 0.48 s; an asynchronous run gets its staleness and its sources instead."""
+    from typer.testing import CliRunner
+
+    from netfl.cli import app
+
+    tiny["output"] = {"dir": str(tmp_path), "plots": False}
+    tiny["algorithm"] = {"kind": "fedasync", "rounds": 8, "concurrency": 3, "local_steps": 2}
+    result = netfl.run(tiny)
+    shown = CliRunner().invoke(app, ["analyze", str(result.path)], env={"COLUMNS": "200"})
+    assert shown.exit_code == 0, shown.output
+    assert "'rounds' are model versions; 8 updates went in" in shown.output
+    assert "most frequent sources" in shown.output and "slowest rounds" not in shown.output
