@@ -26,6 +26,17 @@ class AsyncClients(Algorithm):
     """The client side of a cloud-served asynchronous algorithm; subclasses write ``run()``
     (the server) and ``client_message`` (what a client sends)."""
 
+    def open_server(self) -> tuple[ModelSlot, Mailbox] | None:
+        """The cloud's model (the initial parameters, version 0, evaluated) and mailbox, with
+        the client loops started; None where that evaluation ended the run."""
+        cloud = self.world.cloud
+        slot = self.model_slot(cloud, self.trainer.init_params())
+        if self.evaluate(slot.params, 0):
+            return None
+        box = self.mailbox(cloud)
+        self.start_clients(slot, box)
+        return slot, box
+
     def start_clients(self, slot: ModelSlot, box: Mailbox) -> None:
         """``concurrency`` client loops beside ``run()``."""
         self.idle = set(self.world.clients)

@@ -158,6 +158,16 @@ class AsyncPrimitives:
         self.book.note_progress()
         return slot.version
 
+    @primitive
+    def apply_buffer(self, slot: ModelSlot, updates: list[Update], weights: list[float],
+                     server_lr: float, level: str) -> Generator:
+        """FedBuff's server step at ``slot`` from a buffer of updates that carry deltas:
+        x <- x + server_lr x (sum of weight_i Delta_i) / len(updates), through
+        ``apply_model``. Returns the new version."""
+        step = server_lr / len(updates) * sum(
+            w * u.params for w, u in zip(weights, updates, strict=True))
+        return (yield from self.apply_model(slot, lambda x: x + step, updates, weights, level))
+
     def background(self, loop: Generator) -> simpy.Process:
         """Run ``loop`` beside ``run()``; where ``run()`` returns and it still runs, it is
         cancelled where it is (``stop_background``)."""

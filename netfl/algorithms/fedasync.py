@@ -23,13 +23,12 @@ from netfl.algorithms.async_clients import AsyncClients
 
 class FedAsync(AsyncClients):
     def run(self):
-        spec, cloud = self.spec, self.world.cloud
-        slot = self.model_slot(cloud, self.trainer.init_params())
-        if self.evaluate(slot.params, 0):
-            return
-        box = self.mailbox(cloud)
+        spec = self.spec
         self.dropped_stale = 0
-        self.start_clients(slot, box)
+        opened = self.open_server()
+        if opened is None:  # the initial evaluation ended the run
+            return
+        slot, box = opened
         while slot.version < spec.rounds:
             update = yield from self.receive(box)
             staleness = self.staleness(slot, update)

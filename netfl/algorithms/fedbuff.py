@@ -20,12 +20,11 @@ from netfl.algorithms.async_clients import AsyncClients
 
 class FedBuff(AsyncClients):
     def run(self):
-        spec, cloud = self.spec, self.world.cloud
-        slot = self.model_slot(cloud, self.trainer.init_params())
-        if self.evaluate(slot.params, 0):
+        spec = self.spec
+        opened = self.open_server()
+        if opened is None:  # the initial evaluation ended the run
             return
-        box = self.mailbox(cloud)
-        self.start_clients(slot, box)
+        slot, box = opened
         buffered, weights = [], []
         while slot.version < spec.rounds:
             update = yield from self.receive(box)
@@ -33,10 +32,8 @@ class FedBuff(AsyncClients):
             weights.append(self.staleness_weight(self.staleness(slot, update), spec.staleness))
             if len(buffered) < spec.buffer_size:
                 continue
-            step = spec.server_lr / spec.buffer_size * sum(
-                w * u.params for w, u in zip(weights, buffered, strict=True))
-            version = yield from self.apply_model(slot, lambda x, step=step: x + step,
-                                                  buffered, weights, "cloud")
+            version = yield from self.apply_buffer(slot, buffered, weights, spec.server_lr,
+                                                   "cloud")
             buffered, weights = [], []
             if self.end_round(version, slot.params):
                 return

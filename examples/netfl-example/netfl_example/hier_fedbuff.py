@@ -57,10 +57,8 @@ class HierFedBuff(Algorithm):
             weights.append(1.0 / math.sqrt(1.0 + self.staleness(slot, update)))
             if len(buffered) < self.spec.buffer_size:
                 continue
-            step = self.spec.server_lr / len(buffered) * sum(
-                w * u.params for w, u in zip(weights, buffered, strict=True))
-            version = yield from self.apply_model(slot, lambda x, step=step: x + step,
-                                                  buffered, weights, "cloud")
+            version = yield from self.apply_buffer(slot, buffered, weights,
+                                                   self.spec.server_lr, "cloud")
             buffered, weights = [], []
             if self.end_round(version, slot.params):
                 return
