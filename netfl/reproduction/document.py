@@ -112,7 +112,7 @@ def section_block(plan: Plan, out_dir: Path, doc: Path, figures: Path, quick: bo
         mine = [r for r in runs if r.study.id == study.id]
         if not mine:  # not run in this mode: its findings say so
             verdicts += [(f, Verdict(NOT_RUN, f"{study.id} is not run here"))
-                         for f in plan.findings if f.study == study.id]
+                         for f in judged_findings(study, plan.findings)]
             continue
         results = collect(study, mine)
         counts = sorted({run.seeds for run in mine})
