@@ -131,7 +131,7 @@ class ReadingChoice(_Strict):
     quote: str = Field(min_length=1)
     arms: dict[str, str | None] = {}
     default: bool = False
-    why: str = ""  # for the default: why netfl reads it so
+    why: str = ""  # the default: why netfl reads it so; another: how it is read, in netfl's words
 
 
 class Reading(_Strict):

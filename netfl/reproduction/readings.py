@@ -88,10 +88,11 @@ def _explicit(finding: Finding, defaults: list[str], arms: dict[str, str | None]
 
 def readings_table(study: Study) -> str:
     """The study's readings as a markdown table: per setting and choice, the paper's words, the
-    arms that run it and, for the default, why netfl reads it so ('' where there are none)."""
+    arms that run it and why netfl reads it so (the default) or how it is read ('' where there
+    are none)."""
     if not study.readings:
         return ""
-    lines = ["| setting | reading | the paper's words | arms | why this is the default |",
+    lines = ["| setting | reading | the paper's words | arms | why (the default) or how it is read |",
              "|---|---|---|---|---|"]
     for reading in study.readings:
         setting = reading.setting + (f" ({reading.source})" if reading.source else "")
