@@ -92,8 +92,8 @@ def readings_table(study: Study) -> str:
     are none)."""
     if not study.readings:
         return ""
-    lines = ["| setting | reading | the paper's words | arms | why (the default) or how it is read |",
-             "|---|---|---|---|---|"]
+    head = "| setting | reading | the paper's words | arms | why (the default) or how it is read |"
+    lines = [head, "|---|---|---|---|---|"]
     for reading in study.readings:
         setting = reading.setting + (f" ({reading.source})" if reading.source else "")
         for choice in reading.choices:
