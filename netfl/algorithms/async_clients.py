@@ -53,6 +53,7 @@ class AsyncClients(Algorithm):
             client = self.sample_clients(present, 1)[0]
             self.idle.discard(client)
             base, version = slot.params, slot.version
+            self.select(cloud, [client], version)
             arrived = ((yield from self.send(cloud, client, self.download_bytes))
                        and (yield from self.local_compute(client, version, self.spec.local_steps))
                        and (yield from self.send_up(client, cloud)))

@@ -28,7 +28,7 @@ import simpy
 
 from netfl.algorithms.primitive import primitive
 from netfl.algorithms.staleness import staleness_weight
-from netfl.sim.trace import ModelMixed
+from netfl.sim.trace import ModelMixed, Selected
 
 
 @dataclass(frozen=True)
@@ -106,6 +106,12 @@ class AsyncPrimitives:
             return get.value
         get.cancel()
         return None
+
+    def select(self, server: str, clients: list[str], round_: int) -> None:
+        """Record that ``server`` chose ``clients`` to train now (participation.csv's
+        ``selected``), where an algorithm starts clients itself instead of by ``exchange``."""
+        self._trace.emit(Selected(time_s=self.env.now, server=server, round=round_,
+                                  count=len(clients)))
 
     def staleness(self, slot: ModelSlot, update: Update) -> int:
         """How many versions ``slot`` moved on since ``update`` left it."""

@@ -126,3 +126,15 @@ def test_analyze_reports_versions_and_staleness_not_rounds_for_an_asynchronous_r
     assert shown.exit_code == 0, shown.output
     assert "'rounds' are model versions; 8 updates went in" in shown.output
     assert "most frequent sources" in shown.output and "slowest rounds" not in shown.output
+
+
+def test_participation_counts_the_clients_drawn_as_selected(tiny, tmp_path):
+    """FedAsync's participation.csv once said 'selected 0, trained 13,069'."""
+    tiny["output"] = {"dir": str(tmp_path), "plots": False}
+    tiny["algorithm"] = {"kind": "fedasync", "rounds": 10, "concurrency": 3, "local_steps": 2}
+    result = netfl.run(tiny)
+    totals = pd.read_csv(result.path / "participation.csv")[["selected", "trained",
+                                                             "delivered"]].sum()
+    # every draw is counted; those still training at the stop were drawn but not done
+    assert totals["selected"] >= totals["trained"] >= totals["delivered"] >= 10
+    assert totals["selected"] - totals["trained"] <= 3
