@@ -246,9 +246,9 @@ def _index_lines(node: yaml.Node, path: tuple, out: dict[tuple, int],
 def _apply_overrides(raw: dict, overrides: Iterable[str], source: str | None,
                      carried: dict[tuple, set] | None = None) -> set[tuple]:
     """Apply ``a.b.c=VALUE`` overrides in place; return the paths they set. An override that
-    switches a section's ``kind`` (``algorithm.kind=X``, or ``algorithm={kind: X, ...}``) keeps
-    the file's other keys of that section (lr, eval_every, ...); ``carried`` gets them per
-    section, so that those the new kind does not take can be dropped, and said."""
+    switches the algorithm's ``kind`` (``algorithm.kind=X``, or ``algorithm={kind: X, ...}``)
+    keeps the file's other algorithm keys (lr, eval_every, ...); ``carried`` gets them, so that
+    those the new kind does not take can be dropped, and said."""
     carried = {} if carried is None else carried
     problems, done = [], set()
     for text in overrides:
@@ -275,11 +275,19 @@ def _apply_overrides(raw: dict, overrides: Iterable[str], source: str | None,
     return done
 
 
+# sections whose kind an override may switch keeping the file's other keys: the algorithm's
+# (lr, eval_every, ... mean the same to every kind); any other section given whole is replaced
+CARRIED_SECTIONS = (("algorithm",),)
+
+
 def _carry_section(raw: dict, parts: tuple, value: object, carried: dict[tuple, set]) -> None:
-    """Where ``value`` switches the kind of the section at ``parts`` (or is its ``kind``), keep
-    the file's other keys of it: merged into ``value`` in place, named in ``carried``."""
+    """Where ``value`` switches the algorithm's kind (``algorithm.kind=X``, or
+    ``algorithm={kind: X, ...}`` with another kind than the file's), keep the file's other keys
+    of the section: merged into ``value`` in place, named in ``carried``."""
+    section = parts[:-1] if parts[-1] == "kind" else parts
+    if section not in CARRIED_SECTIONS:
+        return
     try:
-        section = parts[:-1] if parts[-1] == "kind" else parts
         existing = _node(raw, section)
     except (KeyError, IndexError, TypeError):
         return
@@ -287,7 +295,7 @@ def _carry_section(raw: dict, parts: tuple, value: object, carried: dict[tuple, 
         return
     if parts[-1] == "kind":
         keys = set(existing) - {"kind"}
-    elif isinstance(value, dict) and "kind" in value:
+    elif isinstance(value, dict) and value.get("kind", existing["kind"]) != existing["kind"]:
         keys = set(existing) - set(value)
         for key in keys:
             value[key] = existing[key]

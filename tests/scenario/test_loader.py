@@ -423,3 +423,15 @@ def test_switching_the_algorithm_keeps_the_files_shared_keys_and_says_which_it_d
     # a key the override itself gives that the kind does not take is still an error
     with pytest.raises(ScenarioError, match="edge_rounds"):
         load_scenario(tiny, ["algorithm={kind: fedavg, edge_rounds: 2}"])
+
+
+def test_an_override_that_keeps_the_kind_or_names_another_section_replaces_it_whole(tiny):
+    """Only a switch of the algorithm's kind carries the file's keys over: a section given
+    whole with its own kind (or any other section) is what the override says, as before."""
+    tiny["algorithm"] = {"kind": "hier-fedavg", "rounds": 5, "lr": 0.3, "eval_every": 4}
+    same = load_scenario(tiny, ["algorithm={kind: hier-fedavg, rounds: 3}"]).algorithm
+    assert (same.rounds, same.lr, same.eval_every) == (3, 0.05, 1)  # the defaults, not 0.3, 4
+    tiny["model"] = {"kind": "mlp", "hidden": [16]}
+    with pytest.raises(ScenarioError, match="hidden"):  # nothing dropped quietly elsewhere
+        load_scenario(tiny, ["model={kind: fake, hidden: [4]}"])
+    assert load_scenario(tiny, ["model={kind: fake}"]).model.kind == "fake"
