@@ -18,10 +18,14 @@ FORMER_CLOUD = {"fedavg", "fedavg-qsgd", "hier-fedavg", "hier-local-qsgd", "hfl-
 MOBILE = {"fed-chs", "hier-fedavg", "fedavg", "chfl", "cfl", "sfl", "hfl-pwp"}
 FORMER_GROUP = {"group-fel", "group-fedavg", "group-fedprox", "group-scaffold", "ouea", "share",
                 "fedclar"}
+# kinds added since, with what they declare: the cloud-served asynchronous ones, on every world
+ASYNCHRONOUS = {"fedasync", "fedbuff"}
+FORMER_CLOUD |= ASYNCHRONOUS
+MOBILE |= ASYNCHRONOUS
 
 
 def test_every_kind_declares_what_the_schema_used_to_list():
-    assert len(algorithm_kinds()) == 19
+    assert len(algorithm_kinds()) == 19 + len(ASYNCHRONOUS)
     for kind in algorithm_kinds():
         spec = algorithm_spec(kind)
         assert spec.USES_CLOUD == (kind in FORMER_CLOUD), kind
