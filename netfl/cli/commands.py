@@ -14,7 +14,7 @@ from rich.table import Table
 
 from netfl.cli.analyze import analyze
 from netfl.cli.catalog import list_
-from netfl.cli.common import SET_HELP, err, fail, out
+from netfl.cli.common import SET_HELP, err, fail, out, show_warnings_as_lines
 from netfl.cli.reproduce import reproduce
 from netfl.cli.traces import trace_app
 from netfl.errors import DatasetNotFound, NetflError
@@ -26,12 +26,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
 @app.callback()
 def _setup() -> None:
     """Warnings a user should read (an override's side effects, a fallback) as one line each."""
-    import warnings
-
-    def show(message, category, filename, lineno, file=None, line=None):
-        err.print(f"[yellow]warning:[/yellow] {message}", highlight=False)
-
-    warnings.showwarning = show
+    show_warnings_as_lines()
 
 # glibc returns large freed blocks to the OS on every training step, and the page faults that
 # follow slow torch down (up to 3.6x measured on vmap paths): these settings keep them (as
@@ -107,10 +102,9 @@ def run(
                   f"there; a smaller learning rate usually helps (stop.tolerate_divergence: "
                   f"true goes on instead)")
     if result.summary["stop_reason"] == "stalled":
-        err.print(f"[yellow]stalled[/yellow]: nothing progressed (no round ended, no model "
-                  f"evaluated or mixed in) for stop.stall_after of simulated time; the run "
-                  f"stopped at {format_duration(result.summary['sim_time_s'])}. Are its links "
-                  f"up and its clients reachable?")
+        err.print(f"[yellow]stalled[/yellow]: nothing progressed for stop.stall_after; the "
+                  f"run stopped at {format_duration(result.summary['sim_time_s'])} simulated. "
+                  f"Are its links up and its clients reachable?")
     if quiet:
         print(result.path)
         raise typer.Exit(1 if diverged else 0)

@@ -24,3 +24,13 @@ def fail(exc: Exception) -> typer.Exit:
     err.print("[red]error:[/red]", end=" ")
     typer.echo(str(exc), err=True)
     return typer.Exit(1)
+
+
+def show_warnings_as_lines() -> None:
+    """Print Python warnings as one yellow line each on stderr (no file and line of netfl's)."""
+    import warnings
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        err.print(f"[yellow]warning:[/yellow] {message}", highlight=False)
+
+    warnings.showwarning = show

@@ -52,12 +52,11 @@ from pydantic import (
 )
 
 from netfl.errors import ScenarioError, ScenarioProblem
+from netfl.reproduction.metrics import METRIC_NAMES  # noqa: F401 (re-exported)
+from netfl.reproduction.reading_spec import Reading, ReadingChoice  # noqa: F401
 from netfl.scenario.loader import read_yaml
 
 PLAN_GLOB = "*.yaml"
-METRIC_NAMES = ("bits_to_target", "bytes_to_target", "time_to_target_s", "rounds_to_target",
-                "local_steps_to_target", "final_accuracy", "best_accuracy", "sim_time_s",
-                "cost_to_target", "wire_bytes_to_target", "hop_bits_to_target", "rounds")
 
 
 # to-target metrics a finding's ``targets`` read from metrics.csv: metric -> (column, factor)
@@ -119,54 +118,6 @@ class Figure(_Strict):
     x: str | None = None
     metric: str = "time_to_target_s"
     log_x: bool = True
-
-
-class ReadingChoice(_Strict):
-    """One way of reading a setting the paper states two ways: the paper's words for it and the
-    arms that run it in place of the default reading's (``arms``: default arm -> this reading's
-    arm, or null where that arm is not run under this reading: left out of its comparisons;
-    empty for the default)."""
-
-    label: str = Field(min_length=1)
-    quote: str = Field(min_length=1)
-    arms: dict[str, str | None] = {}
-    default: bool = False
-    why: str = ""  # the default: why netfl reads it so; another: how it is read, in netfl's words
-
-
-class Reading(_Strict):
-    """A setting on which a verdict turns that the paper states two ways (or leaves out): each
-    of its choices runs as its own arms, and every finding whose arms it replaces is judged
-    once per choice."""
-
-    setting: str = Field(min_length=1)
-    source: str = ""
-    choices: list[ReadingChoice] = Field(min_length=2)
-    # the metrics the setting can change (default: all); findings on others are judged once
-    # (a reading of the communication time leaves rounds to the target alone)
-    metrics: list[str] = []
-
-    @model_validator(mode="after")
-    def _one_default(self) -> Reading:
-        defaults = [c.label for c in self.choices if c.default]
-        if len(defaults) != 1:
-            raise ValueError(f"reading {self.setting!r}: exactly one choice is the default "
-                             f"(default: true), not {len(defaults)}")
-        if any(c.arms for c in self.choices if c.default):
-            raise ValueError(f"reading {self.setting!r}: the default choice runs the study's own "
-                             "arms, so it names none")
-        unknown = [m for m in self.metrics if m not in METRIC_NAMES]
-        if unknown:
-            raise ValueError(f"reading {self.setting!r}: unknown metrics {unknown}; one of "
-                             f"{', '.join(METRIC_NAMES)}")
-        if any(not c.arms for c in self.choices if not c.default):
-            raise ValueError(f"reading {self.setting!r}: every other choice names the arms it "
-                             "runs instead ('arms': default arm -> its arm)")
-        return self
-
-    @property
-    def default(self) -> ReadingChoice:
-        return next(c for c in self.choices if c.default)
 
 
 class Study(_Strict):
