@@ -34,12 +34,20 @@ from netfl.sim.trace import ModelMixed, Selected
 @dataclass(frozen=True)
 class Update:
     """What a client (or an edge) sends an aggregator: its model ``params`` trained from the
-    aggregator's version ``base_version``, with its data ``weight`` (samples)."""
+    aggregator's version ``base_version``, with its data ``weight`` (samples); ``base``, where
+    given, is the model it started from (for rules that step by the change, params - base)."""
 
     source: str
     params: object
     base_version: int
     weight: float = 1.0
+    base: object = None
+
+    def change(self):
+        """params - base: what the source's work changed (needs ``base``)."""
+        if self.base is None:
+            raise ValueError(f"the update from {self.source} carries no base model")
+        return self.params - self.base
 
 
 class ModelSlot:
@@ -61,6 +69,13 @@ class Mailbox:
     def deliver(self, update: Update) -> None:
         """Put an arrived update in the box (no simulated time: the transfer was charged)."""
         self._store.put(update)
+
+    def take_all(self) -> list[Update]:
+        """Every update waiting in the box, in arrival order, and the box emptied (no
+        simulated time: for an aggregator that steps at times of its own, a deadline's)."""
+        waiting = list(self._store.items)
+        self._store.items.clear()
+        return waiting
 
     def __len__(self) -> int:
         return len(self._store.items)
@@ -156,13 +171,62 @@ class AsyncPrimitives:
             arrival = slot.version
             slot.params = new_params(slot.params)
             slot.version += 1
-            for update, weight in zip(updates, weights, strict=True):
-                self._trace.emit(ModelMixed(
-                    time_s=self.env.now, node=slot.node, source=update.source,
-                    base_version=update.base_version, version=slot.version,
-                    staleness=arrival - update.base_version, weight=float(weight)))
+            self._trace_mixed(slot, updates, weights, arrival)
         self.book.note_progress()
         return slot.version
+
+    @primitive
+    def average_into(self, slot: ModelSlot, updates: list[Update], weights,
+                     level: str) -> Generator:
+        """A synchronous step at ``slot``: under its lock, after averaging ``len(updates)``
+        models is charged to its node (as ``aggregate``), ``slot.params`` = sum_i weights_i x
+        updates_i.params (the trainer's ``weighted_average``: the same floats as
+        ``aggregate``); each update traced with its staleness and weight. Returns the new
+        version."""
+        with slot.lock.request() as turn:
+            yield turn
+            yield from self.charge_aggregation(slot.node, len(updates), level,
+                                               slot.version + 1)
+            arrival = slot.version
+            slot.params = self.trainer.weighted_average([u.params for u in updates], weights)
+            slot.version += 1
+            self._trace_mixed(slot, updates, weights, arrival)
+        self.book.note_progress()
+        return slot.version
+
+    @primitive
+    def adopt(self, slot: ModelSlot, params) -> Generator:
+        """``slot`` takes ``params`` from above (an edge server the cloud's model): a new
+        version, so updates under way from the model it held count it in their staleness;
+        nothing charged (the download was). Returns the new version."""
+        with slot.lock.request() as turn:
+            yield turn
+            slot.params = params
+            slot.version += 1
+        return slot.version
+
+    def _trace_mixed(self, slot: ModelSlot, updates, weights, arrival: int) -> None:
+        for update, weight in zip(updates, weights, strict=True):
+            self._trace.emit(ModelMixed(
+                time_s=self.env.now, node=slot.node, source=update.source,
+                base_version=update.base_version, version=slot.version,
+                staleness=arrival - update.base_version, weight=float(weight)))
+
+    @primitive
+    def within(self, work: Generator, seconds: float) -> Generator:
+        """Run ``work`` (a primitive's generator: a send, a computation) for at most
+        ``seconds`` of simulated time. Returns ``(True, its value)`` where it ended in time,
+        ``(False, None)`` where it was then cancelled (``cancel``: a transfer's bytes and a
+        computation's time so far counted as cancelled). ``seconds`` is positive (check the
+        time left before making ``work``)."""
+        if not seconds > 0:
+            raise ValueError(f"within() needs a positive time, got {seconds!r}")
+        process = self.env.process(work)
+        yield process | self.env.timeout(seconds)
+        if process.triggered:
+            return True, process.value
+        self.cancel(process)
+        return False, None
 
     @primitive
     def apply_buffer(self, slot: ModelSlot, updates: list[Update], weights: list[float],

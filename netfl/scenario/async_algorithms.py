@@ -1,15 +1,24 @@
 """The asynchronous algorithms' sections: FedAsync and FedBuff (netfl/algorithms/fedasync.py,
-fedbuff.py), and the staleness function they weight updates by."""
+fedbuff.py), the staleness function they weight updates by, and hierarchical FL with an
+aggregation policy per tier (netfl/algorithms/hier_async.py)."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt
+from pydantic import (
+    Field,
+    NonNegativeFloat,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+    field_validator,
+    model_validator,
+)
 
 from netfl.scenario.algorithm_base import AlgorithmSpec
 from netfl.scenario.kinds import builtin_algorithm
-from netfl.scenario.types import Section
+from netfl.scenario.types import PositiveDuration, Section
 
 
 class StalenessSpec(Section):
@@ -68,3 +77,100 @@ class FedBuffSpec(AsyncSpec):
     buffer_size: PositiveInt = 10
     server_lr: PositiveFloat = 1.0
     staleness: StalenessSpec = StalenessSpec(kind="polynomial", a=0.5)
+
+
+class SyncPolicy(Section):
+    """The tier's barrier: the aggregator waits for every source it started (or its failure),
+    then averages their models weighted by data."""
+
+    policy: Literal["sync"] = "sync"
+
+
+class DeadlinePolicy(Section):
+    """Semi-synchronous: the aggregator waits for the sources it started until ``deadline``
+    simulated seconds have passed (or all have answered) and averages what arrived. ``late``:
+    ``drop`` cancels the sources still under way (counted as cancelled); ``carry`` lets them
+    finish, and their updates go into the aggregator's next step weighted by ``staleness``
+    (s of the versions the aggregator moved on meanwhile)."""
+
+    policy: Literal["deadline"]
+    deadline: PositiveDuration
+    late: Literal["drop", "carry"] = "drop"
+    staleness: StalenessSpec = StalenessSpec(kind="polynomial", a=0.5)
+
+
+class BufferedPolicy(Section):
+    """FedBuff's rule at the tier: every ``buffer_size`` (K) arrivals,
+    x <- x + ``server_lr`` x (sum of s(staleness_i) Delta_i) / K. ``late``: as an async
+    tier's (AsyncPolicy)."""
+
+    policy: Literal["buffered"]
+    buffer_size: PositiveInt = 2
+    server_lr: PositiveFloat = 1.0
+    staleness: StalenessSpec = StalenessSpec(kind="polynomial", a=0.5)
+    late: Literal["drop", "carry"] | None = None
+
+
+class AsyncPolicy(Section):
+    """FedAsync's rule at the tier: each arrival is mixed in as it arrives,
+    x <- (1 - a) x + a x_new with a = ``alpha`` x s(staleness); an update staler than
+    ``max_staleness`` is dropped (counted).
+
+    At the edge tier (buffered or async), ``late`` says what becomes of the clients still
+    training when an edge has made its ``edge_rounds`` versions and sends its model up:
+    ``drop`` (the default: cancelled, counted; Async-HFL's gateways) or ``carry`` (they finish,
+    and the edge's next cycle takes their updates with their staleness). At the cloud every
+    edge loops on its own and nothing is left under way: ``late`` is not set there."""
+
+    policy: Literal["async"]
+    alpha: float = Field(0.6, gt=0, le=1)
+    staleness: StalenessSpec = StalenessSpec(kind="polynomial", a=0.5)
+    max_staleness: NonNegativeInt | None = None
+    late: Literal["drop", "carry"] | None = None
+
+
+TierPolicy = Annotated[SyncPolicy | DeadlinePolicy | BufferedPolicy | AsyncPolicy,
+                       Field(discriminator="policy")]
+
+
+@builtin_algorithm
+class HierAsyncSpec(AlgorithmSpec):
+    """Hierarchical FL (clients -> edge servers -> cloud) with an aggregation policy for each
+    tier (netfl/algorithms/hier_async.py): ``edge`` says how an edge server takes its clients'
+    updates, ``cloud`` how the cloud takes its edges'. Both ``sync`` is hierarchical FedAvg.
+
+    rounds: cloud model versions (T): the run ends at version T.
+    edge_rounds: edge model versions an edge server makes between taking the cloud's model
+        and sending its own up (E: sync or deadline edge rounds, mixes or buffer steps).
+    edges_per_round: edges started each cloud round (sync or deadline cloud; all when null).
+    clients_per_round: clients started each edge round (sync or deadline edge; all when null).
+    concurrency: clients of one edge training at once (buffered or async edge; all its
+        clients when null).
+    """
+
+    kind: Literal["hier-async"]
+    IMPLEMENTATION = "netfl.algorithms.hier_async:HierAsync"
+    WORLDS = ("edge", "iov", "leo")
+    USES_CLOUD = True
+    edge_rounds: PositiveInt = 2
+    edges_per_round: PositiveInt | None = None
+    clients_per_round: PositiveInt | None = None
+    concurrency: PositiveInt | None = None
+    edge: TierPolicy = SyncPolicy()
+    cloud: TierPolicy = SyncPolicy()
+
+    @field_validator("edge", "cloud", mode="before")
+    @classmethod
+    def _policy_by_name(cls, value):
+        """``edge: async`` for ``edge: {policy: async}``."""
+        return {"policy": value} if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _late_at_the_edge_only(self):
+        if self.cloud.policy in ("buffered", "async") and self.cloud.late is not None:
+            raise ValueError(f"algorithm.cloud.late: the cloud's {self.cloud.policy} policy "
+                             f"has every edge loop on its own, nothing is left under way; set "
+                             f"late on algorithm.edge (or a deadline cloud)")
+        if self.edge.policy in ("buffered", "async") and self.edge.late is None:
+            self.edge = self.edge.model_copy(update={"late": "drop"})
+        return self

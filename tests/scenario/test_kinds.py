@@ -18,8 +18,9 @@ FORMER_CLOUD = {"fedavg", "fedavg-qsgd", "hier-fedavg", "hier-local-qsgd", "hfl-
 MOBILE = {"fed-chs", "hier-fedavg", "fedavg", "chfl", "cfl", "sfl", "hfl-pwp"}
 FORMER_GROUP = {"group-fel", "group-fedavg", "group-fedprox", "group-scaffold", "ouea", "share",
                 "fedclar"}
-# kinds added since, with what they declare: the cloud-served asynchronous ones, on every world
-ASYNCHRONOUS = {"fedasync", "fedbuff"}
+# kinds added since, with what they declare: the asynchronous ones (the cloud aggregates), on
+# every world
+ASYNCHRONOUS = {"fedasync", "fedbuff", "hier-async"}
 FORMER_CLOUD |= ASYNCHRONOUS
 MOBILE |= ASYNCHRONOUS
 

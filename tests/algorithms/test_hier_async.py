@@ -1,0 +1,158 @@
+"""Hierarchical FL with a policy per tier (hier-async): sync at both tiers is hierarchical FedAvg
+to the float; deadline, buffered and async tiers as their rules say."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+from pydantic import ValidationError
+
+import netfl
+from netfl.sim.trace import ModelMixed, Selected
+from netfl.simulation import Simulation
+
+ASYNC_KEYS = {"algorithm", "host_time_s", "host_time_s_by_part", "updates_mixed",
+              "staleness_p50", "staleness_p90", "staleness_max", "staleness_by_tier",
+              "updates_dropped_stale_edge", "updates_dropped_stale_cloud",
+              "updates_dropped_late"}
+
+
+def stragglers(tiny, **algorithm):
+    """tiny with 4 clients per edge, jittery devices (rounds end at scattered times) and
+    ``algorithm`` over hier-async."""
+    tiny["world"] = {"kind": "edge", "clients": 8, "edge_servers": 2}
+    tiny["devices"] = {"clients": {"flops": "0.05 GFLOPS", "jitter": 0.8}}
+    tiny["algorithm"] = {"kind": "hier-async", "rounds": 6, "local_steps": 2,
+                         "batch_size": 16, "lr": 0.1, **algorithm}
+    return tiny
+
+
+def traced(scenario: dict):
+    sim = Simulation(netfl.load_scenario(scenario))
+    mixed, selected = [], []
+    sim.trace.subscribe(mixed.append, ModelMixed)
+    sim.trace.subscribe(selected.append, Selected)
+    sim.run()
+    return sim, mixed, selected
+
+
+@pytest.mark.parametrize("sampling", [{}, {"edges_per_round": 1, "clients_per_round": 2}])
+def test_sync_at_both_tiers_is_hierarchical_fedavg_to_the_float(tiny, tmp_path, sampling):
+    stragglers(tiny, edge_rounds=2, **sampling)
+    tiny["output"] = {"dir": str(tmp_path / "async"), "plots": False}
+    mine = netfl.run(tiny)
+    tiny["algorithm"]["kind"] = "hier-fedavg"
+    tiny["output"]["dir"] = str(tmp_path / "fedavg")
+    theirs = netfl.run(tiny)
+    assert mine.metrics.equals(theirs.metrics)
+    assert {k: v for k, v in mine.summary.items() if k not in ASYNC_KEYS} == {
+        k: v for k, v in theirs.summary.items() if k not in ASYNC_KEYS}
+    for table in ("participation.csv", "links.csv"):
+        assert pd.read_csv(mine.path / table).equals(pd.read_csv(theirs.path / table))
+    assert mine.summary["staleness_max"] == 0
+
+
+def test_an_edge_deadline_takes_what_arrived_in_time_and_cancels_the_rest(tiny):
+    deadline = 0.4
+    sim, mixed, selected = traced(stragglers(tiny, edge={"policy": "deadline",
+                                                         "deadline": f"{deadline} s"}))
+    edge = [r for r in mixed if r.node != sim.world.cloud]
+    assert edge and all(r.staleness == 0 for r in edge)
+    for r in edge:  # each edge step is taken within its round's deadline (plus its aggregation)
+        start = max(s.time_s for s in selected if s.server == r.node and s.time_s <= r.time_s)
+        assert r.time_s - start <= deadline + 0.01
+    s = sim.summary()
+    assert s["trainings_cancelled"] + s["transfers_cancelled"] > 0
+
+
+def test_carried_updates_go_into_a_later_step_with_their_staleness_and_none_is_cancelled(tiny):
+    sim, mixed, _ = traced(stragglers(tiny, edge={"policy": "deadline", "deadline": "0.4 s",
+                                                  "late": "carry",
+                                                  "staleness": {"kind": "constant"}}))
+    edge = [r for r in mixed if r.node != sim.world.cloud]
+    stale = [r for r in edge if r.staleness > 0]
+    assert stale, "no update arrived after its deadline"
+    assert sim.summary()["trainings_cancelled"] == 0
+
+
+@pytest.mark.parametrize("late", ["drop", "carry"])
+def test_an_async_edge_mixes_each_arrival_at_alpha_times_its_staleness_weight(tiny, late):
+    sim, mixed, _ = traced(stragglers(tiny, edge_rounds=3, concurrency=3, edge={
+        "policy": "async", "alpha": 0.9, "late": late}))
+    edge = [r for r in mixed if r.node != sim.world.cloud]
+    assert edge
+    for r in edge:
+        assert r.weight == pytest.approx(0.9 / math.sqrt(1 + r.staleness))
+    cancelled = sim.summary()["trainings_cancelled"] + sim.summary()["transfers_cancelled"]
+    if late == "drop":  # the clients under way when an edge sends up (Async-HFL's gateways)
+        assert cancelled > 0
+
+
+def test_carried_updates_wait_in_the_mailbox_without_piling_up(tiny):
+    """With fewer versions per cycle (E = 1) than clients training (C = 4), an edge once kept
+    starting clients while carried updates waited, and its backlog grew without bound
+    (staleness 73 on the quickstart). Now the clients started and not yet taken never exceed
+    C: a worker waits while carried updates wait."""
+    e, c = 1, 4
+    tiny = stragglers(tiny, rounds=12, edge_rounds=e, concurrency=c,
+                      edge={"policy": "async", "late": "carry"})
+    tiny["devices"]["clients"]["jitter"] = 0.0  # no dropped or failed client: all are taken
+    sim, mixed, selected = traced(tiny)
+    for edge in sim.world.edge_servers:
+        taken = [r.time_s for r in mixed if r.node == edge]
+        started = [s.time_s for s in selected if s.server == edge]
+        assert len(taken) > 2 * c
+        for i, time_s in enumerate(taken):  # (a mix is recorded after its aggregation)
+            assert sum(t < time_s for t in started) - (i + 1) <= c
+
+
+def test_a_buffered_cloud_steps_every_k_edge_updates(tiny):
+    sim, mixed, _ = traced(stragglers(tiny, cloud={"policy": "buffered", "buffer_size": 2}))
+    cloud = [r for r in mixed if r.node == sim.world.cloud]
+    by_version = pd.Series([r.version for r in cloud]).value_counts()
+    assert (by_version == 2).all() and len(by_version) == 6
+    assert all(r.weight == pytest.approx(1 / math.sqrt(1 + r.staleness)) for r in cloud)
+
+
+def test_an_async_cloud_mixes_each_edge_update(tiny):
+    sim, mixed, _ = traced(stragglers(tiny, cloud={"policy": "async", "alpha": 0.5,
+                                                   "staleness": {"kind": "constant"}}))
+    cloud = [r for r in mixed if r.node == sim.world.cloud]
+    assert [r.version for r in cloud] == list(range(1, 7))
+    assert {r.weight for r in cloud} == {0.5}
+    assert any(r.staleness > 0 for r in cloud)  # two edges: one arrives after the other's mix
+
+
+def test_a_cloud_deadline_cuts_off_the_edges_still_at_work(tiny):
+    tiny = stragglers(tiny, cloud={"policy": "deadline", "deadline": "0.05 s"})
+    tiny["stop"] = {"max_sim_time": "5 s"}
+    sim, mixed, _ = traced(tiny)
+    s = sim.summary()
+    assert s["rounds"] == 0 and s["stop_reason"] == "max_sim_time"
+    assert s["transfers_cancelled"] > 0 and not [r for r in mixed if r.node == sim.world.cloud]
+
+
+POLICIES = [("sync", "async"), ("async", "buffered"), ("buffered", "sync"),
+            ({"policy": "deadline", "deadline": "0.4 s", "late": "carry"},
+             {"policy": "deadline", "deadline": "1 s", "late": "carry"})]
+
+
+@pytest.mark.parametrize("edge,cloud", POLICIES)
+def test_the_same_seed_gives_the_same_run(tiny, edge, cloud):
+    stragglers(tiny, concurrency=2, edge=edge, cloud=cloud)
+    one, two = netfl.run(tiny, write=False), netfl.run(tiny, write=False)
+    drop = ("host_time_s", "host_time_s_by_part")
+    assert {k: v for k, v in one.summary.items() if k not in drop} == {
+        k: v for k, v in two.summary.items() if k not in drop}
+    assert one.metrics.equals(two.metrics)
+
+
+def test_a_policy_may_be_named_alone_and_late_belongs_to_the_edge(tiny):
+    stragglers(tiny, edge="async", cloud="buffered")
+    spec = netfl.load_scenario(tiny).algorithm
+    assert spec.edge.policy == "async" and spec.edge.late == "drop"
+    tiny["algorithm"]["cloud"] = {"policy": "async", "late": "carry"}
+    with pytest.raises((ValidationError, netfl.ScenarioError), match="cloud.late"):
+        netfl.load_scenario(tiny)
