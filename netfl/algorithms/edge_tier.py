@@ -52,6 +52,10 @@ class EdgeState:
 class EdgeTier(Algorithm):
     """The edge cycle by policy (module docstring); ``hier_async.HierAsync`` runs the cloud."""
 
+    def solver(self) -> dict:
+        """The local solver's options beyond SGD: the proximal weight where one is set."""
+        return {"prox_mu": self.spec.rho} if self.spec.rho else {}
+
     def edge_state(self, es: str, params) -> EdgeState:
         return EdgeState(self.model_slot(es, params), self.mailbox(es), self.env.event(),
                          taken=self.env.event())
@@ -98,7 +102,8 @@ class EdgeTier(Algorithm):
             yield from self.carry_round(es, state, clients, deadline)
             return
         base, version = slot.params, slot.version
-        result = yield from self.train_round(es, clients, base, round_, deadline=deadline)
+        result = yield from self.train_round(es, clients, base, round_, deadline=deadline,
+                                             **self.solver())
         if result.updates:
             state.contributors.update(result.clients)
             updates = [Update(c, u, version, base=base)
@@ -222,7 +227,7 @@ class EdgeTier(Algorithm):
         if arrived:
             trained = self.trainer.local_train(
                 base, self.indices([client]), spec.local_steps, spec.lr, spec.batch_size,
-                momentum=spec.momentum, weight_decay=spec.weight_decay)[0]
+                momentum=spec.momentum, weight_decay=spec.weight_decay, **self.solver())[0]
             state.box.deliver(Update(client, self.compressed_towards(trained, base), version,
                                      float(self.data_sizes([client])[0]), base=base))
         return arrived

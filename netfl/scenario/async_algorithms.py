@@ -146,6 +146,8 @@ class HierAsyncSpec(AlgorithmSpec):
     clients_per_round: clients started each edge round (sync or deadline edge; all when null).
     concurrency: clients of one edge training at once (buffered or async edge; all its
         clients when null).
+    rho: the clients' proximal weight: local steps on f(x) + rho/2 ||x - x_0||^2 from the
+        model x_0 they downloaded (FedAsync's and Async-HFL's; 0: plain SGD).
     """
 
     kind: Literal["hier-async"]
@@ -156,6 +158,7 @@ class HierAsyncSpec(AlgorithmSpec):
     edges_per_round: PositiveInt | None = None
     clients_per_round: PositiveInt | None = None
     concurrency: PositiveInt | None = None
+    rho: NonNegativeFloat = 0.0
     edge: TierPolicy = SyncPolicy()
     cloud: TierPolicy = SyncPolicy()
 
@@ -174,3 +177,21 @@ class HierAsyncSpec(AlgorithmSpec):
         if self.edge.policy in ("buffered", "async") and self.edge.late is None:
             self.edge = self.edge.model_copy(update={"late": "drop"})
         return self
+
+
+@builtin_algorithm
+class AsyncHflSpec(HierAsyncSpec):
+    """Async-HFL ("Async-HFL: Efficient and Robust Asynchronous Federated Learning in
+    Hierarchical IoT Networks", IoTDI 2023, arXiv:2301.06646), its aggregation: FedAsync's mix
+    at the gateways (edge servers) and at the cloud, x <- (1 - a) x + a x_new with
+    a = ``alpha`` x (1 + staleness)^-0.5; a gateway run takes ``edge_rounds`` device updates
+    (K_g), then sends its model up and drops the devices still training. Defaults are the
+    authors' code's (alpha 0.9 at both tiers, K_g = 20, rho 0.1). Devices are drawn uniformly
+    (its device selection and device-gateway association modules are not part of netfl:
+    docs/models/async.md)."""
+
+    kind: Literal["async-hfl"]
+    edge_rounds: PositiveInt = 20
+    rho: NonNegativeFloat = 0.1
+    edge: AsyncPolicy = AsyncPolicy(policy="async", alpha=0.9, late="drop")
+    cloud: AsyncPolicy = AsyncPolicy(policy="async", alpha=0.9)

@@ -156,3 +156,24 @@ def test_a_policy_may_be_named_alone_and_late_belongs_to_the_edge(tiny):
     tiny["algorithm"]["cloud"] = {"policy": "async", "late": "carry"}
     with pytest.raises((ValidationError, netfl.ScenarioError), match="cloud.late"):
         netfl.load_scenario(tiny)
+
+
+def test_async_hfl_is_both_tiers_async_at_its_authors_settings(tiny):
+    stragglers(tiny, rounds=4, concurrency=2)
+    tiny["algorithm"]["kind"] = "async-hfl"
+    spec = netfl.load_scenario(tiny).algorithm
+    assert (spec.edge.policy, spec.edge.alpha, spec.edge.late) == ("async", 0.9, "drop")
+    assert (spec.cloud.policy, spec.cloud.alpha, spec.edge_rounds, spec.rho) == (
+        "async", 0.9, 20, 0.1)
+    tiny["algorithm"]["edge"] = "sync"
+    with pytest.raises((ValidationError, netfl.ScenarioError), match="edge"):
+        netfl.load_scenario(tiny)
+    del tiny["algorithm"]["edge"]
+    tiny["algorithm"]["edge_rounds"] = 3
+    sim, mixed, _ = traced(tiny)
+    assert sim.stop_reason == "rounds"
+    edge = [r for r in mixed if r.node != sim.world.cloud]
+    assert all(r.weight == pytest.approx(0.9 / math.sqrt(1 + r.staleness)) for r in mixed)
+    # a gateway run: it takes the cloud's model (a version: 1, 5, 9, ...), then three device
+    # updates (2-4, 6-8, ...), then its model goes up
+    assert edge and all(r.version % 4 != 1 for r in edge)

@@ -20,7 +20,7 @@ FORMER_GROUP = {"group-fel", "group-fedavg", "group-fedprox", "group-scaffold", 
                 "fedclar"}
 # kinds added since, with what they declare: the asynchronous ones (the cloud aggregates), on
 # every world
-ASYNCHRONOUS = {"fedasync", "fedbuff", "hier-async"}
+ASYNCHRONOUS = {"fedasync", "fedbuff", "hier-async", "async-hfl"}
 FORMER_CLOUD |= ASYNCHRONOUS
 MOBILE |= ASYNCHRONOUS
 
