@@ -666,3 +666,17 @@ def test_several_sweeps_on_one_executor_write_what_each_would_alone(tmp_path):
     again = run_sweeps([(sweep_a, tmp_path / "ta"), (sweep_b, tmp_path / "tb")],
                        LocalExecutor(2))
     assert [r.reused for r in again] == [2, 2]
+
+
+def test_a_set_that_switches_the_algorithms_kind_keeps_the_files_keys_in_a_sweep(tmp_path):
+    """A reproduction arm's ``algorithm={kind: fedbuff, ...}`` once failed in the sweep path
+    ("unknown key edge_rounds") where ``netfl run --set`` kept the file's shared keys and
+    dropped, with a notice, those the new kind does not take."""
+    from netfl.scenario.overrides import ScenarioNotice
+
+    path = write_scenario(tmp_path, sweep={"seeds": 1},
+                          algorithm={**TINY["algorithm"], "edge_rounds": 3, "local_steps": 4})
+    with pytest.warns(ScenarioNotice, match="edge_rounds"):
+        sweep = load_sweep(path, overrides=["algorithm={kind: fedbuff, concurrency: 2}"])
+    algorithm = sweep.points[0].scenario.algorithm
+    assert (algorithm.kind, algorithm.concurrency, algorithm.local_steps) == ("fedbuff", 2, 4)

@@ -52,23 +52,32 @@ def load_scenario(source: str | Path | Mapping, overrides: Iterable[str] = ()) -
         name, base_dir = str(path), path.resolve().parent
     carried: dict[tuple, set] = {}
     overridden = _apply_overrides(raw, overrides, name, carried)
+    scenario = validate_overridden(raw, carried, name, lines, overridden, base_dir)
+    return remember_origin(scenario, name, lines, overridden)
+
+
+def validate_overridden(raw: dict, carried: dict[tuple, set], name: str | None, lines: dict,
+                        overridden: set[tuple], base_dir: Path) -> Scenario:
+    """``raw`` after its overrides, validated; where an override switched a section's kind,
+    the file's keys it kept (``carried``) that the new kind does not take are dropped, with a
+    ScenarioNotice naming them. Raises ScenarioError listing every problem."""
     try:
-        scenario = Scenario.model_validate(raw, context={"base_dir": base_dir})
+        return Scenario.model_validate(raw, context={"base_dir": base_dir})
     except ValidationError as exc:
         dropped = _drop_carried_extras(raw, exc, carried)
         if not dropped:
             raise ScenarioError(_problems(exc, name, lines, overridden)) from None
-        try:
-            scenario = Scenario.model_validate(raw, context={"base_dir": base_dir})
-        except ValidationError as again:
-            raise ScenarioError(_problems(again, name, lines, overridden)) from None
-        for section, keys in dropped.items():
-            where = ".".join(map(str, section))
-            kind = _node(raw, section).get("kind")
-            warnings.warn(f"--set {where}: the file's {', '.join(sorted(keys))} do not apply "
-                          f"to {where}.kind {kind!r} and were dropped", ScenarioNotice,
-                          stacklevel=2)
-    return remember_origin(scenario, name, lines, overridden)
+    try:
+        scenario = Scenario.model_validate(raw, context={"base_dir": base_dir})
+    except ValidationError as again:
+        raise ScenarioError(_problems(again, name, lines, overridden)) from None
+    for section, keys in dropped.items():
+        where = ".".join(map(str, section))
+        kind = _node(raw, section).get("kind")
+        warnings.warn(f"--set {where}: the file's {', '.join(sorted(keys))} do not apply "
+                      f"to {where}.kind {kind!r} and were dropped", ScenarioNotice,
+                      stacklevel=3)
+    return scenario
 
 
 def _drop_carried_extras(raw: dict, exc: ValidationError, carried: dict[tuple, set]

@@ -37,15 +37,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from netfl.errors import ScenarioError, ScenarioProblem
 from netfl.scenario import Scenario
 
 # load_scenario cannot take a file that carries a sweep: section (the schema forbids unknown
 # keys), so a sweep reads the file and applies overrides with the loader's own steps, keeping
 # its file:line error reports and its resolution of relative paths against the file's folder.
-from netfl.scenario.loader import _apply_overrides, _problems, _read_yaml, remember_origin
+from netfl.scenario.loader import (
+    _apply_overrides,
+    _read_yaml,
+    remember_origin,
+    validate_overridden,
+)
 from netfl.sweep.id_compat import as_hashed_before
 from netfl.sweep.parse import (
     LABEL,
@@ -256,12 +259,13 @@ def _validate(raw: dict, lines: dict, path: Path, overrides: Sequence[str],
     are the user's --set, ``swept`` the point's grid, case and seed values."""
     source = str(path)
     data = copy.deepcopy(raw)
-    given = _apply_overrides(data, overrides, source)
+    # a --set (or a plan's set:) that switches the algorithm's kind keeps the file's other
+    # keys, as netfl run's does; a grid or case value is taken as it is written
+    carried: dict[tuple, set] = {}
+    given = _apply_overrides(data, overrides, source, carried)
     overridden = given | _apply_overrides(data, swept, source)
-    try:
-        scenario = Scenario.model_validate(data, context={"base_dir": path.resolve().parent})
-    except ValidationError as exc:
-        raise ScenarioError(_problems(exc, source, lines, overridden)) from None
+    scenario = validate_overridden(data, carried, source, lines, overridden,
+                                   path.resolve().parent)
     # problems found later (building the run) blame --set only for what --set gave: a grid
     # value points at its key's line in the file
     return remember_origin(scenario, source, lines, given)
