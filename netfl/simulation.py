@@ -228,10 +228,16 @@ class Simulation:
         return tables
 
     def plot_rounds(self, directory: Path) -> None:
-        """rounds.png: each round's critical path and the parts' distribution."""
+        """rounds.png: each round's critical path and the parts' distribution; updates.png
+        where updates went into models asynchronously (netfl.results.update_plots)."""
         from netfl.results.round_plots import plot_rounds
 
         plot_rounds(self.analysis.rounds_table(), directory / "rounds.png", self.scenario.name)
+        if self.analysis.updates.rows:
+            from netfl.results.update_plots import plot_updates
+
+            plot_updates(self.analysis.updates.table(), directory / "updates.png",
+                         f"{self.scenario.name} ({self.scenario.algorithm.kind})")
 
     def plot_links(self, directory: Path) -> None:
         """links.png: the most utilised channels' utilisation over time; occupancy.png on a

@@ -36,6 +36,10 @@ CATEGORY_COLOURS: dict[str, str] = {
     "failed": RED,               # airtime of transfer attempts that then failed
     "cancelled": LIGHT_RED,      # airtime of transfers their sender cancelled
     "waiting": LIGHT_GREY,       # idle: present, neither computing nor sending
+    # the aggregators an update went into (asynchronous runs' updates.png): the colour of the
+    # link it came over
+    "edge tier": BLUE,
+    "cloud tier": BROWN,
     # lines drawn over the categories
     "model": "black",            # where the model is (the IoV and LEO world figures)
     "round": GREY,
