@@ -48,6 +48,16 @@ SCENARIOS = {
                           "edges_per_round": 3, "clients_per_round": 2}, RING),
     "sfl permutation": ({"kind": "sfl", "rounds": 2, "lr": 0.1, "clients_per_round": 4},
                         None),
+    # asynchronous: simultaneous arrivals are taken in the order their events were scheduled
+    "fedasync": ({"kind": "fedasync", "rounds": 8, "lr": 0.1, "concurrency": 3}, None),
+    "fedbuff": ({"kind": "fedbuff", "rounds": 4, "lr": 0.1, "concurrency": 4,
+                 "buffer_size": 2}, None),
+    "hier-async, deadline edges carried, buffered cloud": (
+        {"kind": "hier-async", "rounds": 3, "lr": 0.1, "concurrency": 2,
+         "edge": {"policy": "deadline", "deadline": "0.2 s", "late": "carry"},
+         "cloud": {"policy": "buffered", "buffer_size": 2}}, RING),
+    "async-hfl": ({"kind": "async-hfl", "rounds": 4, "lr": 0.1, "concurrency": 2,
+                   "edge_rounds": 2}, RING),
 }
 
 HOST_DEPENDENT = {"host_time_s", "host_time_s_by_part", "netfl_version"}  # may differ

@@ -159,12 +159,15 @@ def test_bad_sweep_sections_and_arguments_are_clear_errors(tmp_path):
 def test_local_and_dask_runs_give_identical_results(tmp_path):
     path = write_scenario(tmp_path, sweep={
         "cases": [{"algorithm.kind": "fedavg", "algorithm.clients_per_round": 3},
-                  {"algorithm.kind": "hier-fedavg"}],
+                  {"algorithm.kind": "hier-fedavg"},
+                  # asynchronous: arrivals at one instant taken in their events' order
+                  {"algorithm.kind": "fedbuff", "algorithm.concurrency": 3,
+                   "algorithm.buffer_size": 2}],
         "seeds": 2})
     sweep = load_sweep(path)
     local = run_sweep(sweep, tmp_path / "local", LocalExecutor(workers=2))
     dask = run_sweep(sweep, tmp_path / "dask", DaskExecutor(workers=2))
-    assert local.counts["done"] == dask.counts["done"] == 4
+    assert local.counts["done"] == dask.counts["done"] == 6
     for point in sweep.points:
         rel = Path("runs") / point.scenario.name / point.run_id
         a = json.loads((tmp_path / "local" / rel / "summary.json").read_text())
@@ -180,9 +183,9 @@ def test_local_and_dask_runs_give_identical_results(tmp_path):
     assert comparable(json.loads(json.dumps(direct))) == comparable(stored)
     # the seeds differ from each other (the sweep did not run one seed twice)
     finals = {r["final_accuracy"] for r in local.rows}
-    assert len(finals) == 4
+    assert len(finals) == 6
     index = read_index(tmp_path / "dask")
-    assert list(index["status"]) == ["done"] * 4
+    assert list(index["status"]) == ["done"] * 6
     assert list(index["run_id"]) == [p.run_id for p in sweep.points]
 
 
