@@ -133,6 +133,12 @@ class _Trace:
         self.attempts: dict[int, float] = {}  # transfer id -> its latest attempt's start
         self.ordered = events.sort_values("time_s", kind="stable")
         self.arrivals = Arrivals(self.ordered)
+        # the updates an asynchronous step took (model_mixed rows at its node and end): a mix
+        # took one and waited for none, whatever vectors its aggregation charged
+        mixed = (events[events["kind"] == "model_mixed"] if "kind" in events
+                 else events.iloc[:0])
+        self.taken = (mixed.groupby(["node", "time_s"]).size().to_dict() if len(mixed)
+                      else {})
 
     def take(self) -> list[dict]:
         """The trace events made since the last call, in order."""
@@ -245,8 +251,9 @@ class _Trace:
         name = ("train" if kind == "train_end" else f"aggregate ({row['level']})")
         args = {"round": int(row["round"])}
         if kind == "aggregate":
-            args["updates"] = int(row["n_updates"])
-            waited = self.arrivals.awaited(row["node"], begin, int(row["n_updates"]))
+            taken = int(self.taken.get((row["node"], t), row["n_updates"]))
+            args["updates"] = taken
+            waited = self.arrivals.awaited(row["node"], begin, taken)
             if waited is not None:  # the first update was in; the last held it back
                 first, last = waited
                 # an async slice: waits of groups aggregated at one node may overlap
@@ -254,7 +261,7 @@ class _Trace:
                         "id": f"wait-{next(self.ids)}", "pid": pid, "tid": tid}
                 self.out.append({**wait, "ph": "b", "ts": first.end * US,
                                  "args": {"round": int(row["round"]), "last": last.src,
-                                          "updates": int(row["n_updates"])}})
+                                          "updates": taken}})
                 self.out.append({**wait, "ph": "e", "ts": last.end * US})
         elif not row["ok"]:
             name += " (dropped out)"

@@ -304,3 +304,24 @@ def test_an_aggregation_that_waited_for_stragglers_shows_the_wait_and_who(tiny):
         last = mine.loc[mine["time_s"].idxmax(), "src"]
         assert wait["args"]["last"] == last and wait["dur"] > 0
         assert wait["args"]["updates"] == len(mine) == 3
+
+
+def _waits(result) -> list[dict]:
+    trace = chrome_trace(result.events)["traceEvents"]
+    return [e for e in trace if e.get("cat") == "wait" and e["ph"] == "b"]
+
+
+@pytest.mark.parametrize("edge,cloud,expect", [
+    ("async", "async", "none"),           # every step a mix of one update: nothing waited for
+    ("async", {"policy": "buffered", "buffer_size": 2}, "cloud"),  # a buffer of 2 waits
+    ("sync", "sync", "both")])            # hierarchical FedAvg: both tiers wait
+def test_waits_are_drawn_only_where_an_aggregator_waited(tiny, tmp_path, edge, cloud, expect):
+    """FedAsync's timeline once drew 899 waits that never happened: a mix charges two
+    vectors' aggregation, which the timeline read as two updates awaited."""
+    tiny["output"] = {"plots": False, "trace": True}
+    tiny["devices"] = {"clients": {"flops": "1 GFLOPS", "jitter": 0.5}}
+    tiny["algorithm"] = {"kind": "hier-async", "rounds": 4, "local_steps": 2,
+                         "edge": edge, "cloud": cloud}
+    result = netfl.run(tiny, out_dir=tmp_path, run_id="r")
+    assert {e["pid"] for e in _waits(result)} == {"none": set(), "cloud": {PIDS["cloud"]},
+                     "both": {PIDS["cloud"], PIDS["edge"]}}[expect]
