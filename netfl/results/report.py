@@ -182,6 +182,18 @@ def _paired_markdown(paired: pd.DataFrame, table: pd.DataFrame) -> list[str]:
             "is in bold. Also in paired.csv.", "", _markdown_rows(head, rows), ""]
 
 
+def _versions_note(runs: list[RunRecord]) -> list[str]:
+    """Where some runs aggregated asynchronously, what their 'rounds' count."""
+    kinds = sorted({r.summary.get("algorithm") for r in runs
+                    if r.summary.get("updates_mixed") is not None})
+    if not kinds:
+        return []
+    return [f"*rounds* of {', '.join(kinds)} count the cloud model's versions (one per "
+            f"update mixed in or step taken), not rounds of clients: compare them with the "
+            f"others by time, bits and local steps to the target. Their staleness per tier "
+            f"is in each run's summary.json and updates.csv.", ""]
+
+
 def _markdown(collection: Collection, table: pd.DataFrame, breakdown: pd.DataFrame,
               columns: list[str], paired: pd.DataFrame) -> str:
     runs = collection.runs
@@ -201,6 +213,7 @@ def _markdown(collection: Collection, table: pd.DataFrame, breakdown: pd.DataFra
                 f"(the same run id: the same resolved scenario) counted once."
                 if collection.duplicates else ""), "",
              markdown_table(table, columns), "",
+             *_versions_note(runs),
              *_paired_markdown(paired, table),
              "![accuracy against simulated time](accuracy_vs_time.png)", "",
              "![accuracy against bytes delivered](accuracy_vs_bytes.png)", "",

@@ -433,3 +433,18 @@ def test_a_sweep_case_label_names_its_group_in_tables_and_legends(tmp_path):
     assert list(report.breakdown.index) == ["mine", "theirs"]
     assert list(pd.read_csv(sweep / "report" / "runs.csv")["group"]) == ["mine"] * 2 + [
         "theirs"] * 2
+
+
+def test_a_report_says_what_an_asynchronous_runs_rounds_count(tiny, tmp_path):
+    """The report once compared 'rounds' across algorithms where FedBuff's are versions."""
+    import netfl
+    from netfl.results.report import write_report
+
+    tiny["output"] = {"dir": str(tmp_path / "runs"), "plots": False}
+    tiny["algorithm"] = {"kind": "fedbuff", "rounds": 4, "concurrency": 3, "buffer_size": 2,
+                         "local_steps": 2}
+    netfl.run(tiny)
+    tiny["algorithm"] = {"kind": "fedavg", "rounds": 2, "local_steps": 2}
+    netfl.run(tiny)
+    markdown = write_report([tmp_path / "runs"], tmp_path / "report").markdown
+    assert "*rounds* of fedbuff count the cloud model's versions" in markdown
