@@ -124,7 +124,8 @@ class Simulation:
         keep = scenario.output.trace or scenario.output.timeline
         spool = EventSpool(events_dir) if keep and events_dir is not None else None
         self.recorder = Recorder(self.trace, self.world.tier, keep_events=keep, spool=spool)
-        self.analysis = RunAnalysis(self.trace, self.world)  # rounds, participation, loads
+        self.analysis = RunAnalysis(  # rounds, participation, loads
+            self.trace, self.world, getattr(scenario.algorithm, "ASYNCHRONOUS", False))
         self.rounds, self.participation = self.analysis.rounds, self.analysis.participation
         self.network = build_network(self.env, self.world, scenario.links, self.streams,
                                      self.trace)

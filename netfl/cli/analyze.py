@@ -11,7 +11,7 @@ from rich.table import Table
 
 from netfl.cli.common import err, out
 from netfl.results.rounds import PARTS
-from netfl.sim.clock import format_share
+from netfl.sim.clock import format_duration, format_share
 
 
 def analyze(
@@ -72,12 +72,18 @@ def analyze(
             out.print("lost by cause: " + ", ".join(f"{k} {v:,}" for k, v in lost.items()))
 
 
+def _p50_p90(values) -> str:
+    """'median / p90' of a column of seconds."""
+    return (f"{format_duration(float(values.quantile(0.5)))} / "
+            f"{format_duration(float(values.quantile(0.9)))}")
+
+
 def _print_updates(run_dir: Path, summary: dict) -> None:
     """An asynchronous run: its model versions, their updates' staleness per tier, and who
     contributed most (a round table would describe versions microseconds apart as rounds)."""
     import pandas as pd
 
-    from netfl.results.updates import updates_by_source
+    from netfl.results.updates import LIFE_COLUMNS, updates_by_source, version_paths
 
     updates = pd.read_csv(run_dir / "updates.csv")
     out.print(f"asynchronous: its {summary.get('rounds')} 'rounds' are model versions; "
@@ -89,6 +95,21 @@ def _print_updates(run_dir: Path, summary: dict) -> None:
         stats.add_row(tier, f"{s['updates']:,}", f"{s['p50']:g}", f"{s['p90']:g}",
                       str(s["max"]))
     out.print(stats)
+    if set(LIFE_COLUMNS) <= set(updates.columns):
+        paths = version_paths(updates)
+        if len(paths):
+            waited = Table(title="what each version waited for: the life of the update that "
+                                 "arrived last among those its step took (median, p90)")
+            for column in ("tier", "versions", "age", "download", "work", "upload",
+                           "waited"):
+                waited.add_column(column, justify="right")
+            for tier, rows in paths.groupby("tier", sort=True):
+                age = rows["time_s"] - rows["started_s"]
+                cells = [_p50_p90(values) for values in
+                         (age, *(rows[f"{part}_s"] for part in
+                                 ("download", "work", "upload", "waited")))]
+                waited.add_row(tier, f"{len(rows):,}", *cells)
+            out.print(waited)
     top = updates_by_source(updates)
     table = Table(title=f"the {len(top)} most frequent sources")
     for column in ("source", "updates", "share", "median staleness"):

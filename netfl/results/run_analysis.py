@@ -21,11 +21,12 @@ class RunAnalysis:
     """Subscribes its analysers to ``trace`` (before the network is built, as the recorder);
     ``summary``, ``tables`` and ``plot`` read the run's end."""
 
-    def __init__(self, trace: TraceBus, world):
+    def __init__(self, trace: TraceBus, world, asynchronous: bool = False):
         self.world = world
         self.rounds = RoundAnalyzer(trace, world.tier)  # each round's critical path
         self.participation = Participation(trace, world.tier)
-        self.updates = UpdateLog(trace, world.tier)  # asynchronous aggregation's updates
+        # asynchronous aggregation's updates (their lives where the algorithm says it is one)
+        self.updates = UpdateLog(trace, world.tier, lives=asynchronous)
         self._end: tuple | None = None  # (time, link rows, occupancy) last read
 
     def _loads(self, network, now_s: float) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -1,30 +1,63 @@
 """What went into each asynchronously aggregated model: updates.csv, one row per update mixed
-in or buffered (its time, source, aggregator, base version, version after, staleness, weight),
-and the staleness percentiles of summary.json, per tier of the aggregator. Runs with no such
-update (every synchronous algorithm's) get neither: their results stay as they were."""
+in or buffered (its time, source, aggregator, base version, version after, staleness, weight,
+and its life: where the time went from its source's download of the model it started from to
+the step that took it), and the staleness percentiles of summary.json, per tier of the
+aggregator. Runs with no such update (every synchronous algorithm's) get neither: their
+results stay as they were.
+
+An update's life, from its source's trace: ``started_s`` the start of the download that
+brought its source the model (the last transfer down into the source before it sent),
+``download_s`` that transfer, ``work_s`` from the download's end to its upload's start (local
+training, or an edge server's whole cycle with its clients, and any queue), ``upload_s`` its
+upload, ``waited_s`` from its arrival to the step that took it (a buffer filling, the
+aggregator's lock). They add up to its age, time_s - started_s. Where the source's download
+left no record of its own (a broadcast), the life is empty. The update that arrived last among
+those a step took is what that version waited for: its life is the version's critical path."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from netfl.sim.trace import ModelMixed, TraceBus
+from netfl.sim.trace import ModelMixed, TraceBus, TransferEnd
 
+LIFE_COLUMNS = ["started_s", "download_s", "work_s", "upload_s", "waited_s"]
 UPDATE_COLUMNS = ["time_s", "node", "tier", "source", "base_version", "version", "staleness",
-                  "weight"]
+                  "weight", *LIFE_COLUMNS]
+_RANK = {"client": 0, "edge": 1, "cloud": 2}
+_NO_LIFE = (float("nan"),) * len(LIFE_COLUMNS)
 
 
 class UpdateLog:
-    """Subscribes to ``model_mixed`` records; ``tier(node)`` names an aggregator's tier."""
+    """Subscribes to ``model_mixed`` records; ``tier(node)`` names an aggregator's tier. With
+    ``lives`` (an asynchronous algorithm's run), also to transfers, to follow each update's
+    life (module docstring); without, its life columns are empty and no transfer is read."""
 
-    def __init__(self, trace: TraceBus, tier):
+    def __init__(self, trace: TraceBus, tier, lives: bool = False):
         self.rows: list[tuple] = []
         self._tier = tier
+        self._lives: dict[str, list] | None = {} if lives else None  # source -> its life
         trace.subscribe(self._mixed, ModelMixed)
+        if lives:
+            trace.subscribe(self._transfer, TransferEnd)
+
+    def _transfer(self, r: TransferEnd) -> None:
+        down = _RANK[self._tier(r.src)] - _RANK[self._tier(r.dst)]
+        if down > 0:  # the model comes down to r.dst: a new life for what it will send
+            self._lives[r.dst] = [r.time_s - r.duration_s, r.duration_s, r.time_s, None, None]
+        elif down < 0 and (life := self._lives.get(r.src)) is not None:
+            life[3], life[4] = r.duration_s, r.time_s  # its upload, and the arrival
+
+    def _life(self, source: str, t: float) -> tuple:
+        life = None if self._lives is None else self._lives.get(source)
+        if life is None or life[4] is None:
+            return _NO_LIFE
+        started, download, down_end, upload, arrival = life
+        return (started, download, arrival - upload - down_end, upload, t - arrival)
 
     def _mixed(self, r: ModelMixed) -> None:
         self.rows.append((r.time_s, r.node, self._tier(r.node), r.source, r.base_version,
-                          r.version, r.staleness, r.weight))
+                          r.version, r.staleness, r.weight, *self._life(r.source, r.time_s)))
 
     def table(self) -> pd.DataFrame:
         return pd.DataFrame(self.rows, columns=UPDATE_COLUMNS)
@@ -48,6 +81,17 @@ def staleness_percentiles(staleness: np.ndarray) -> dict:
     """p50, p90 (linear interpolation) and max of a non-empty array of stalenesses."""
     return {"p50": float(np.percentile(staleness, 50)),
             "p90": float(np.percentile(staleness, 90)), "max": int(staleness.max())}
+
+
+def version_paths(table: pd.DataFrame) -> pd.DataFrame:
+    """Per step (aggregator and version) of ``table`` (updates.csv), the life of the update
+    that arrived last among those it took: what that version waited for."""
+    lived = table.dropna(subset=["started_s"])
+    if not len(lived):
+        return lived
+    arrival = lived["time_s"] - lived["waited_s"]
+    last = arrival.groupby([lived["node"], lived["version"]]).idxmax()
+    return lived.loc[last.to_numpy()].reset_index(drop=True)
 
 
 def updates_by_source(table: pd.DataFrame, top: int = 5) -> pd.DataFrame:

@@ -64,6 +64,8 @@ class AlgorithmSpec(Section):
     WORLDS: ClassVar[tuple[str, ...]] = ("edge", "iov", "leo")
     USES_CLOUD: ClassVar[bool] = False
     CHARGES_COST: ClassVar[bool] = False
+    # whether it aggregates asynchronously (its run follows each update's life: updates.csv)
+    ASYNCHRONOUS: ClassVar[bool] = False
     IMPLEMENTATION: ClassVar[str | None] = None
 
     rounds: PositiveInt = 100

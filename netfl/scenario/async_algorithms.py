@@ -45,6 +45,7 @@ class AsyncSpec(AlgorithmSpec):
 
     WORLDS = ("edge", "iov", "leo")
     USES_CLOUD = True
+    ASYNCHRONOUS = True
     rounds: PositiveInt = 200
     concurrency: PositiveInt = 10
 
@@ -154,6 +155,7 @@ class HierAsyncSpec(AlgorithmSpec):
     IMPLEMENTATION = "netfl.algorithms.hier_async:HierAsync"
     WORLDS = ("edge", "iov", "leo")
     USES_CLOUD = True
+    ASYNCHRONOUS = True
     edge_rounds: PositiveInt = 2
     edges_per_round: PositiveInt | None = None
     clients_per_round: PositiveInt | None = None

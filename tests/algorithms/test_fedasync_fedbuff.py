@@ -138,3 +138,27 @@ def test_participation_counts_the_clients_drawn_as_selected(tiny, tmp_path):
     # every draw is counted; those still training at the stop were drawn but not done
     assert totals["selected"] >= totals["trained"] >= totals["delivered"] >= 10
     assert totals["selected"] - totals["trained"] <= 3
+
+
+@pytest.mark.parametrize("algorithm", [
+    {"kind": "fedbuff", "rounds": 5, "concurrency": 4, "buffer_size": 2},
+    {"kind": "hier-async", "rounds": 4, "edge": "async", "cloud": "async"}])
+def test_each_updates_life_adds_up_to_its_age_and_a_version_waited_for_its_last(
+        tiny, tmp_path, algorithm):
+    """FedAsync's round table once blamed a download and an upload for what was a timer; an
+    asynchronous run's critical path is the life of the update each step waited for."""
+    from netfl.results.updates import version_paths
+
+    tiny["output"] = {"dir": str(tmp_path), "plots": False}
+    tiny["algorithm"] = {"local_steps": 2, **algorithm}
+    updates = pd.read_csv(netfl.run(tiny).path / "updates.csv")
+    assert updates["started_s"].notna().all()
+    parts = updates[["download_s", "work_s", "upload_s", "waited_s"]]
+    assert (parts >= -1e-9).all().all()
+    np.testing.assert_allclose(parts.sum(axis=1), updates["time_s"] - updates["started_s"],
+                               rtol=1e-9, atol=1e-9)
+    assert (updates["download_s"] > 0).all() and (updates["upload_s"] > 0).all()
+    paths = version_paths(updates)
+    assert len(paths) == updates.groupby(["node", "version"]).ngroups
+    if algorithm["kind"] == "fedbuff":  # a buffer of 2 waited for its first arrival
+        assert (updates.groupby("version")["waited_s"].max() > 0).all()

@@ -37,6 +37,7 @@ class HierFedBuffSpec(AlgorithmSpec):
     server_lr: PositiveFloat = 1.0
 
     USES_CLOUD = True
+    ASYNCHRONOUS = True  # follow each update's life (updates.csv)
 
 
 class HierFedBuff(Algorithm):
