@@ -10,8 +10,9 @@ device, and an upload into the server's mailbox.
 
 A cycle whose download, training or upload fails (a dropout, a vehicle leaving, no contact)
 frees its client and starts the next; it is counted in the trace as any failed transfer is.
-Real training runs when the upload arrives, from the model the client downloaded: message
-sizes do not depend on values, so this is exact, and arrivals are trained in arrival order.
+Real training runs from the model the client downloaded once its update is needed (batched
+with every other one waiting: ``train_later``): message sizes do not depend on values, so
+this is exact.
 """
 
 from __future__ import annotations
@@ -62,14 +63,11 @@ class AsyncClients(Algorithm):
                 box.deliver(Update(client, self.client_message(client, base), version,
                                    float(self.data_sizes([client])[0])))
 
-    def train_client(self, client: str, base, **solver):
-        """``local_steps`` of real SGD for ``client`` from ``base``; the model the server
-        reconstructs of it (compressed as the scenario says)."""
-        spec = self.spec
-        trained = self.trainer.local_train(base, self.indices([client]), spec.local_steps,
-                                           spec.lr, spec.batch_size, momentum=spec.momentum,
-                                           weight_decay=spec.weight_decay, **solver)[0]
-        return self.compressed_towards(trained, base)
+    def train_client(self, client: str, base, then=None, **solver):
+        """``local_steps`` of real SGD for ``client`` from ``base``: the model the server
+        reconstructs of it (compressed as the scenario says), ``then`` applied; trained when
+        first needed, batched with the others waiting (``train_later``)."""
+        return self.train_later(client, base, then, **solver)
 
     def client_message(self, client: str, base):
         raise NotImplementedError

@@ -14,6 +14,13 @@ the aggregator's processor, so two updates that arrive together are applied one 
 other, the second to the model the first left (a plug-in that read the model before its
 processor charge ran lost one of them).
 
+A client's real training (``train_later``) waits until its model is first needed (a mix, a
+buffered step): every update waiting then is trained in one batched call, as a synchronous
+round's clients are. Message sizes never depend on values and each client's batches come from
+its own generator in its own order, so this gives the same floats as training each at its
+arrival (tested); with a compressor, whose draws follow the order of compressions, each is
+trained and compressed at its arrival instead.
+
 Loops an algorithm runs beside ``run()`` (a client's train-and-upload cycle, an edge's
 forwarding loop) are started with ``background``: where ``run()`` returns, those still running
 are cancelled where they are, their transfers and training counted as cancelled, not lost.
@@ -28,6 +35,7 @@ import simpy
 
 from netfl.algorithms.primitive import primitive
 from netfl.algorithms.staleness import staleness_weight
+from netfl.learn.compress import NoCompression
 from netfl.sim.trace import ModelMixed, Selected
 
 
@@ -47,7 +55,55 @@ class Update:
         """params - base: what the source's work changed (needs ``base``)."""
         if self.base is None:
             raise ValueError(f"the update from {self.source} carries no base model")
-        return self.params - self.base
+        return model_of(self.params) - self.base
+
+
+class Pending:
+    """A model still to be trained (``AsyncPrimitives.train_later``); ``value()`` trains it,
+    with every other one waiting, in one batched call."""
+
+    __slots__ = ("_pool", "_result")
+
+    def __init__(self, pool: TrainingPool):
+        self._pool, self._result = pool, None
+
+    def value(self):
+        if self._result is None:
+            self._pool.train_all()
+        return self._result
+
+
+def model_of(params):
+    """``params``, trained first where it is a ``Pending`` model."""
+    return params.value() if isinstance(params, Pending) else params
+
+
+class TrainingPool:
+    """The trainings waiting to be needed, in the order they were asked for."""
+
+    def __init__(self, trainer, spec):
+        self.trainer, self.spec = trainer, spec
+        self.waiting: list[tuple] = []  # (pending, client row, base, then, solver key)
+
+    def add(self, row: int, base, then, solver: dict) -> Pending:
+        pending = Pending(self)
+        self.waiting.append((pending, row, base, then, tuple(sorted(solver.items()))))
+        return pending
+
+    def train_all(self) -> None:
+        """Train every waiting model: one call per set of solver options, each in the order
+        they were asked for (a client's trainings in its own order: its batches are drawn
+        from its own generator, so the floats are those of training each alone)."""
+        waiting, self.waiting = self.waiting, []
+        spec = self.spec
+        for key in dict.fromkeys(w[4] for w in waiting):
+            mine = [w for w in waiting if w[4] == key]
+            trained = self.trainer.local_train(
+                [w[2] for w in mine], [w[1] for w in mine], spec.local_steps, spec.lr,
+                spec.batch_size, momentum=spec.momentum, weight_decay=spec.weight_decay,
+                **dict(key))
+            for (pending, _row, _base, then, _key), model in zip(mine, trained, strict=True):
+                pending._result = model if then is None else then(model)
 
 
 class ModelSlot:
@@ -100,6 +156,8 @@ class Ticker:
 class AsyncPrimitives:
     """The asynchronous primitives, mixed into ``Algorithm``."""
 
+    _pool: TrainingPool | None = None  # the trainings waiting to be needed (train_later)
+
     def model_slot(self, node: str, params) -> ModelSlot:
         """A versioned model held at ``node`` (version 0: ``params``)."""
         return ModelSlot(self.env, node, params)
@@ -128,6 +186,22 @@ class AsyncPrimitives:
         self._trace.emit(Selected(time_s=self.env.now, server=server, round=round_,
                                   count=len(clients)))
 
+    def train_later(self, client: str, base, then=None, **solver):
+        """The model ``client`` makes from ``base`` with the scenario's ``local_steps`` of SGD,
+        as its server receives it (``then`` applied: FedBuff's ``lambda m: m - base``): a
+        ``Pending`` model, trained when first needed together with every other one waiting
+        (see the module docstring). ``solver``: the local solver's options (``prox_mu``)."""
+        if self._pool is None:
+            self._pool = TrainingPool(self.trainer, self.spec)
+        if isinstance(self.compressor, NoCompression):
+            return self._pool.add(self._client_index[client], base, then, solver)
+        spec = self.spec
+        trained = self.trainer.local_train(base, self.indices([client]), spec.local_steps,
+                                           spec.lr, spec.batch_size, momentum=spec.momentum,
+                                           weight_decay=spec.weight_decay, **solver)[0]
+        model = self.compressed_towards(trained, base)
+        return model if then is None else then(model)
+
     def staleness(self, slot: ModelSlot, update: Update) -> int:
         """How many versions ``slot`` moved on since ``update`` left it."""
         return slot.version - update.base_version
@@ -149,7 +223,7 @@ class AsyncPrimitives:
             yield turn
             yield from self.charge_aggregation(slot.node, 2, level, slot.version + 1)
             arrival = slot.version
-            slot.params = (1.0 - rate) * slot.params + rate * update.params
+            slot.params = (1.0 - rate) * slot.params + rate * model_of(update.params)
             slot.version += 1
             self._trace.emit(ModelMixed(
                 time_s=self.env.now, node=slot.node, source=update.source,
@@ -188,7 +262,8 @@ class AsyncPrimitives:
             yield from self.charge_aggregation(slot.node, len(updates), level,
                                                slot.version + 1)
             arrival = slot.version
-            slot.params = self.trainer.weighted_average([u.params for u in updates], weights)
+            slot.params = self.trainer.weighted_average([model_of(u.params) for u in updates],
+                                                        weights)
             slot.version += 1
             self._trace_mixed(slot, updates, weights, arrival)
         self.book.note_progress()
@@ -235,7 +310,7 @@ class AsyncPrimitives:
         x <- x + server_lr x (sum of weight_i Delta_i) / len(updates), through
         ``apply_model``. Returns the new version."""
         step = server_lr / len(updates) * sum(
-            w * u.params for w, u in zip(weights, updates, strict=True))
+            w * model_of(u.params) for w, u in zip(weights, updates, strict=True))
         return (yield from self.apply_model(slot, lambda x: x + step, updates, weights, level))
 
     def background(self, loop: Generator) -> simpy.Process:

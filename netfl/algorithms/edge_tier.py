@@ -15,9 +15,9 @@ netfl/algorithms/hier_async.py): how one edge server turns the cloud's model int
 
 p_i = n_i / sum_j n_j over the updates taken, tau_i = the edge's versions since client i
 downloaded its model (taking the cloud's model is one), Delta_i = x_i - (the model i started
-from). A client's real training runs when its upload arrives, from the model it downloaded
-(message sizes do not depend on values). Buffered and async edges keep their client loops for
-the whole run; a loop starts a client only while its edge is inside a cycle, so what waits in
+from). A client's real training runs from the model it downloaded once its update is needed,
+batched with the others waiting (message sizes do not depend on values). Buffered and async
+edges start their clients only while inside a cycle, so what waits in
 an edge's mailbox between cycles is bounded by ``concurrency``.
 
 A ``cutoff`` (an absolute simulated time: the cloud's deadline, late edges dropped) bounds the
@@ -224,10 +224,7 @@ class EdgeTier(Algorithm):
                        and (yield from self.send_up(client, es)))
         finally:
             self.training.discard(client)
-        if arrived:
-            trained = self.trainer.local_train(
-                base, self.indices([client]), spec.local_steps, spec.lr, spec.batch_size,
-                momentum=spec.momentum, weight_decay=spec.weight_decay, **self.solver())[0]
-            state.box.deliver(Update(client, self.compressed_towards(trained, base), version,
-                                     float(self.data_sizes([client])[0]), base=base))
+        if arrived:  # trained once needed, batched with the others waiting (train_later)
+            state.box.deliver(Update(client, self.train_later(client, base, **self.solver()),
+                                     version, float(self.data_sizes([client])[0]), base=base))
         return arrived

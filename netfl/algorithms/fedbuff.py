@@ -40,4 +40,4 @@ class FedBuff(AsyncClients):
 
     def client_message(self, client, base):
         """Delta_i: the client's model after Q steps, less the model it started from."""
-        return self.train_client(client, base) - base
+        return self.train_client(client, base, then=lambda model: model - base)

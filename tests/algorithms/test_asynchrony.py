@@ -119,3 +119,63 @@ def test_background_loops_are_cancelled_and_counted_where_run_returns(tiny):
     summary = sim.summary()
     assert summary["transfers_cancelled"] == 3 and summary["transfers_delivered"] == 0
     assert sim.env.now == pytest.approx(0.5)  # cancelling took no simulated time
+
+
+# --------------------------------------------------------------- training when needed
+
+REAL = {"model": {"kind": "mlp", "hidden": [16]}, "output": {"plots": False}}
+NEEDED = [
+    {"kind": "fedbuff", "rounds": 4, "concurrency": 4, "buffer_size": 3},
+    {"kind": "fedasync", "rounds": 8, "concurrency": 3, "rho": 0.01},
+    {"kind": "hier-async", "rounds": 3, "concurrency": 3,
+     "edge": {"policy": "buffered", "buffer_size": 2}, "cloud": "async"},
+    {"kind": "hier-async", "rounds": 3, "concurrency": 2,
+     "edge": {"policy": "deadline", "deadline": "0.1 s", "late": "carry"}, "cloud": "sync"},
+    {"kind": "async-hfl", "rounds": 3, "concurrency": 2, "edge_rounds": 2}]
+
+
+def _train_at_arrival(self, client, base, then=None, **solver):
+    """train_later as it was: each client trained (and compressed) when its upload arrived."""
+    spec = self.spec
+    trained = self.trainer.local_train(base, self.indices([client]), spec.local_steps, spec.lr,
+                                       spec.batch_size, momentum=spec.momentum,
+                                       weight_decay=spec.weight_decay, **solver)[0]
+    model = self.compressed_towards(trained, base)
+    return model if then is None else then(model)
+
+
+@pytest.mark.parametrize("algorithm", NEEDED, ids=lambda a: a["kind"] + str(a.get("edge", "")))
+def test_training_when_needed_gives_the_floats_of_training_each_at_its_arrival(
+        tiny, monkeypatch, algorithm):
+    import netfl
+    from netfl.algorithms.asynchrony import AsyncPrimitives
+
+    tiny.update(REAL)
+    tiny["devices"] = {"clients": {"flops": "0.2 GFLOPS", "jitter": 0.5}}
+    tiny["algorithm"] = {"local_steps": 3, "lr": 0.1, "batch_size": 16, **algorithm}
+    needed = netfl.run(tiny, write=False)
+    monkeypatch.setattr(AsyncPrimitives, "train_later", _train_at_arrival)
+    at_arrival = netfl.run(tiny, write=False)
+    drop = ("host_time_s", "host_time_s_by_part")
+    assert needed.metrics.equals(at_arrival.metrics)
+    assert {k: v for k, v in needed.summary.items() if k not in drop} == {
+        k: v for k, v in at_arrival.summary.items() if k not in drop}
+
+
+def test_a_buffer_trains_its_clients_in_one_call(tiny, monkeypatch):
+    import netfl
+    from netfl.learn.trainer import TorchTrainer
+
+    sizes = []
+    original = TorchTrainer.local_train
+
+    def counted(self, params, clients, *args, **kwargs):
+        sizes.append(len(list(clients)))
+        return original(self, params, clients, *args, **kwargs)
+
+    monkeypatch.setattr(TorchTrainer, "local_train", counted)
+    tiny.update(REAL)
+    tiny["algorithm"] = {"kind": "fedbuff", "rounds": 3, "concurrency": 4, "buffer_size": 3,
+                         "local_steps": 2}
+    netfl.run(tiny, write=False)
+    assert max(sizes) >= 3  # a buffer of 3 trained together
