@@ -48,8 +48,8 @@ class AsyncClients(Algorithm):
         cloud = self.world.cloud
         while True:
             present = [c for c in self.world.present_clients() if c in self.idle]
-            if not present:
-                yield from self.wait_idle()
+            if not present:  # (a worker's wait is not a round of the server's: not counted)
+                yield self.env.timeout(self.spec.idle_wait)
                 continue
             client = self.sample_clients(present, 1)[0]
             self.idle.discard(client)

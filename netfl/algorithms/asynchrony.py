@@ -16,10 +16,13 @@ processor charge ran lost one of them).
 
 A client's real training (``train_later``) waits until its model is first needed (a mix, a
 buffered step): every update waiting then is trained in one batched call, as a synchronous
-round's clients are. Message sizes never depend on values and each client's batches come from
-its own generator in its own order, so this gives the same floats as training each at its
-arrival (tested); with a compressor, whose draws follow the order of compressions, each is
-trained and compressed at its arrival instead.
+round's clients are. Message sizes never depend on values, each client's batches come from
+its own generator in its own order, and on the trainer's batch-invariant paths (the per-client
+loop, the dense MLP path: ``trainer.batch_invariant``) a client's sums do not depend on who
+shares the call, so this gives the same floats as training each at its arrival (tested); on
+another path (vmap over a convolutional model, the default on a GPU) each is trained alone
+when needed. With a compressor, whose draws follow the order of compressions, each is trained
+and compressed at its arrival.
 
 Loops an algorithm runs beside ``run()`` (a client's train-and-upload cycle, an edge's
 forwarding loop) are started with ``background``: where ``run()`` returns, those still running
@@ -29,11 +32,11 @@ are cancelled where they are, their transfers and training counted as cancelled,
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import simpy
 
-from netfl.algorithms.primitive import primitive
+from netfl.algorithms.primitive import RunOver, primitive
 from netfl.algorithms.staleness import staleness_weight
 from netfl.learn.compress import NoCompression
 from netfl.sim.trace import ModelMixed, Selected
@@ -50,12 +53,18 @@ class Update:
     base_version: int
     weight: float = 1.0
     base: object = None
+    arrived_s: float | None = None  # stamped by the mailbox it is delivered to
 
     def change(self):
         """params - base: what the source's work changed (needs ``base``)."""
         if self.base is None:
             raise ValueError(f"the update from {self.source} carries no base model")
         return model_of(self.params) - self.base
+
+    def as_change(self) -> Update:
+        """This update carrying its change (params - base) instead of its model, for
+        ``apply_buffer`` (FedBuff's step adds changes)."""
+        return replace(self, params=self.change(), base=None)
 
 
 class Pending:
@@ -71,6 +80,10 @@ class Pending:
         if self._result is None:
             self._pool.train_all()
         return self._result
+
+
+def _arrived(update: Update) -> float:
+    return -1.0 if update.arrived_s is None else update.arrived_s
 
 
 def model_of(params):
@@ -93,11 +106,17 @@ class TrainingPool:
     def train_all(self) -> None:
         """Train every waiting model: one call per set of solver options, each in the order
         they were asked for (a client's trainings in its own order: its batches are drawn
-        from its own generator, so the floats are those of training each alone)."""
+        from its own generator, and on a batch-invariant path its sums do not depend on who
+        shares the call, so the floats are those of training each alone)."""
         waiting, self.waiting = self.waiting, []
         spec = self.spec
-        for key in dict.fromkeys(w[4] for w in waiting):
-            mine = [w for w in waiting if w[4] == key]
+        # a path whose per-client floats depend on who shares the call (vmap over a
+        # convolutional model) trains each alone: the floats of training each at its arrival
+        together = getattr(self.trainer, "batch_invariant", True)
+        keys = [(w[4], i if not together else 0) for i, w in enumerate(waiting)]
+        for key in dict.fromkeys(keys):
+            mine = [w for w, k in zip(waiting, keys, strict=True) if k == key]
+            key = key[0]
             trained = self.trainer.local_train(
                 [w[2] for w in mine], [w[1] for w in mine], spec.local_steps, spec.lr,
                 spec.batch_size, momentum=spec.momentum, weight_decay=spec.weight_decay,
@@ -119,12 +138,13 @@ class Mailbox:
     """Updates that arrived at a node, in arrival order."""
 
     def __init__(self, env: simpy.Environment, node: str):
-        self.node = node
+        self.node, self._env = node, env
         self._store = simpy.Store(env)
 
     def deliver(self, update: Update) -> None:
-        """Put an arrived update in the box (no simulated time: the transfer was charged)."""
-        self._store.put(update)
+        """Put an arrived update in the box (no simulated time: the transfer was charged),
+        stamped with its arrival time."""
+        self._store.put(replace(update, arrived_s=self._env.now))
 
     def take_all(self) -> list[Update]:
         """Every update waiting in the box, in arrival order, and the box emptied (no
@@ -156,6 +176,8 @@ class Ticker:
 class AsyncPrimitives:
     """The asynchronous primitives, mixed into ``Algorithm``."""
 
+    _over = False  # run() has returned: background loops may start nothing more
+
     _pool: TrainingPool | None = None  # the trainings waiting to be needed (train_later)
 
     def model_slot(self, node: str, params) -> ModelSlot:
@@ -183,6 +205,8 @@ class AsyncPrimitives:
     def select(self, server: str, clients: list[str], round_: int) -> None:
         """Record that ``server`` chose ``clients`` to train now (participation.csv's
         ``selected``), where an algorithm starts clients itself instead of by ``exchange``."""
+        if self._over:
+            raise RunOver(f"{server} selected clients after the run ended")
         self._trace.emit(Selected(time_s=self.env.now, server=server, round=round_,
                                   count=len(clients)))
 
@@ -206,11 +230,15 @@ class AsyncPrimitives:
         """How many versions ``slot`` moved on since ``update`` left it."""
         return slot.version - update.base_version
 
-    def staleness_weight(self, staleness: int, spec) -> float:
-        """s(staleness) of a ``staleness`` section (kind constant, polynomial or hinge; its
-        a and b): netfl.algorithms.staleness."""
-        return staleness_weight(spec.kind, staleness, getattr(spec, "a", 0.5),
-                                getattr(spec, "b", 0.0))
+    def staleness_weight(self, staleness: int, spec, rule_offset: int = 0) -> float:
+        """s(staleness + offset) of a ``staleness`` section (kind constant, polynomial or
+        hinge; its a, b and offset): netfl.algorithms.staleness. The section's ``offset`` where
+        it sets one, else ``rule_offset``: the rule's own count of a fresh update (1 for
+        FedAsync's mix, whose s takes t - tau; 0 for FedBuff's buffer)."""
+        offset = getattr(spec, "offset", None)
+        return staleness_weight(spec.kind, staleness + (rule_offset if offset is None
+                                                        else offset),
+                                getattr(spec, "a", 0.5), getattr(spec, "b", 0.0))
 
     @primitive
     def mix(self, slot: ModelSlot, update: Update, rate: float, level: str) -> Generator:
@@ -228,7 +256,8 @@ class AsyncPrimitives:
             self._trace.emit(ModelMixed(
                 time_s=self.env.now, node=slot.node, source=update.source,
                 base_version=update.base_version, version=slot.version,
-                staleness=arrival - update.base_version, weight=rate))
+                staleness=arrival - update.base_version, weight=rate,
+                arrived_s=_arrived(update)))
         self.book.note_progress()
         return slot.version
 
@@ -285,7 +314,8 @@ class AsyncPrimitives:
             self._trace.emit(ModelMixed(
                 time_s=self.env.now, node=slot.node, source=update.source,
                 base_version=update.base_version, version=slot.version,
-                staleness=arrival - update.base_version, weight=float(weight)))
+                staleness=arrival - update.base_version, weight=float(weight),
+                arrived_s=_arrived(update)))
 
     @primitive
     def within(self, work: Generator, seconds: float) -> Generator:
@@ -330,8 +360,11 @@ class AsyncPrimitives:
 
     def stop_background(self) -> int:
         """Cancel every background loop still running (their transfers and training count as
-        cancelled) and let their cancellations take effect, without advancing simulated time.
-        Returns how many were cancelled."""
+        cancelled) and let their cancellations take effect, without advancing simulated time;
+        from then on a primitive (or ``select``) called by one ends it (``RunOver``): a loop
+        whose cancelled transfer returned False does not start another. Returns how many were
+        cancelled."""
+        self._over = True
         alive = [p for p in self._background if p.is_alive]
         for process in alive:
             self.cancel(process)

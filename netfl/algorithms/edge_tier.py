@@ -44,6 +44,7 @@ class EdgeState:
     box: Mailbox
     open: simpy.Event  # triggered while a buffered or async edge is inside a cycle
     workers: list = field(default_factory=list)
+    in_flight: int = 0  # its clients downloading, training or uploading now
     taken: simpy.Event | None = None  # triggered when the edge takes from its mailbox
     contributors: set = field(default_factory=set)
     buffer: list = field(default_factory=list)  # a buffered edge's arrivals not yet applied
@@ -113,7 +114,7 @@ class EdgeTier(Algorithm):
     def carry_round(self, es: str, state: EdgeState, clients, deadline) -> Generator:
         """A deadline round whose late clients go on: their updates are taken at a later
         step, weighted by staleness."""
-        jobs = [self.env.process(self.client_cycle(es, c, state)) for c in clients]
+        jobs = [self.background(self.client_cycle(es, c, state)) for c in clients]
         waits = [self.env.all_of(jobs)]
         if deadline is not None:
             waits.append(self.env.timeout(deadline))
@@ -133,7 +134,7 @@ class EdgeTier(Algorithm):
         stale = [self.staleness(slot, u) for u in updates]
         if not any(stale):
             return (yield from self.average_into(slot, updates, shares, level))
-        weights = [p * self.staleness_weight(s, policy.staleness)
+        weights = [p * self.staleness_weight(s, policy.staleness)  # FedBuff's count: fresh 0
                    for p, s in zip(shares, stale, strict=True)]
         change = self.trainer.weighted_average([u.change() for u in updates], weights)
         return (yield from self.apply_model(slot, lambda x: x + change, updates, weights,
@@ -142,11 +143,11 @@ class EdgeTier(Algorithm):
     # ------------------------------------------------------------------ buffered and async
 
     def start_workers(self, es: str, state: EdgeState) -> None:
-        """Workers for this cycle, so that ``concurrency`` (every client of the edge when
-        null) keep a client training while it lasts; those carried from the last cycle
-        count."""
+        """Workers for this cycle, so that ``concurrency`` (every client the edge serves at
+        the cycle's start when null) keep a client training while it lasts; those carried
+        from the last cycle count."""
         state.workers = [w for w in state.workers if w.is_alive]
-        wanted = self.spec.concurrency or max(1, len(self.world.clients_of(es)))
+        wanted = self.spec.concurrency or max(1, len(self.world.primary_clients_of(es)))
         for _ in range(wanted - len(state.workers)):
             state.workers.append(self.background(self.edge_worker(es, state)))
 
@@ -158,36 +159,45 @@ class EdgeTier(Algorithm):
                 yield state.taken
                 continue
             idle = [c for c in self.world.primary_clients_of(es) if c not in self.training]
-            if not idle:
-                yield from self.wait_idle()
+            if not idle:  # (a worker's wait is not a round of the aggregator's: not counted)
+                yield self.env.timeout(self.spec.idle_wait)
                 continue
             client = self.sample_clients(idle, 1)[0]
             self.select(es, [client], state.slot.version)
             started = self.env.now
             yield from self.client_cycle(es, client, state)
             if self.env.now == started:
-                yield from self.wait_idle()
+                yield self.env.timeout(self.spec.idle_wait)
 
     def close_cycle(self, state: EdgeState) -> None:
-        """The cycle is over: its workers start no client; with ``late: drop`` the clients
-        under way are cancelled (counted), with ``carry`` they finish into the mailbox."""
+        """The cycle is over: its workers start no client. With ``late: drop`` the clients
+        under way are cancelled (counted), and the updates that arrived but were not taken
+        (waiting in the mailbox or a part-filled buffer) are dropped and counted: none
+        crosses into the next cycle (Async-HFL's gateways abandon every job after K_g).
+        With ``carry`` they finish into the mailbox and the buffer keeps what it has."""
         state.open = self.env.event()
         if self.spec.edge.late == "drop":
             for worker in state.workers:
                 self.cancel(worker, "edge cycle over")
+            self.dropped_late["edge"] += len(state.box.take_all()) + len(state.buffer)
+            state.buffer.clear()
 
     def take_arrivals(self, es: str, state: EdgeState, target: int,
                       cutoff: float | None) -> Generator:
         """Buffered and async: take the edge's arrivals until its version reaches
-        ``target`` (or the cutoff)."""
+        ``target``; or until the cutoff, or until none of its clients is under way and none
+        arrived for ``idle_wait`` (nobody to serve: the cycle ends short, not forever)."""
         policy, slot, buffered = self.spec.edge, state.slot, state.buffer
+        idle_wait = self.spec.idle_wait
         while slot.version < target:
-            timeout = None if cutoff is None else cutoff - self.env.now
-            if timeout is not None and timeout <= 0:
+            timeout = idle_wait if cutoff is None else min(idle_wait, cutoff - self.env.now)
+            if timeout <= 0:
                 return
             update = yield from self.receive(state.box, timeout)
             if update is None:
-                return
+                if state.in_flight == 0 or (cutoff is not None and self.env.now >= cutoff):
+                    return
+                continue
             if not len(state.box):
                 state.taken.succeed()
                 state.taken = self.env.event()
@@ -197,15 +207,16 @@ class EdgeTier(Algorithm):
                     self.dropped_stale["edge"] += 1
                     continue
                 state.contributors.add(update.source)
-                rate = policy.alpha * self.staleness_weight(staleness, policy.staleness)
+                rate = policy.alpha * self.staleness_weight(staleness, policy.staleness,
+                                                            rule_offset=1)
                 yield from self.mix(slot, update, rate, "edge")
                 continue
-            buffered.append(update)
+            # weighted by its staleness at arrival, as FedBuff's server does
+            buffered.append((update, self.staleness_weight(staleness, policy.staleness)))
             if len(buffered) == policy.buffer_size:
-                state.contributors.update(u.source for u in buffered)
-                weights = [self.staleness_weight(self.staleness(slot, u), policy.staleness)
-                           for u in buffered]
-                changes = [Update(u.source, u.change(), u.base_version) for u in buffered]
+                state.contributors.update(u.source for u, _ in buffered)
+                changes = [u.as_change() for u, _ in buffered]
+                weights = [w for _, w in buffered]
                 buffered.clear()
                 yield from self.apply_buffer(slot, changes, weights, policy.server_lr, "edge")
 
@@ -218,12 +229,14 @@ class EdgeTier(Algorithm):
         slot, spec = state.slot, self.spec
         base, version = slot.params, slot.version
         self.training.add(client)
+        state.in_flight += 1
         try:
             arrived = ((yield from self.send(es, client, self.download_bytes))
                        and (yield from self.local_compute(client, version, spec.local_steps))
                        and (yield from self.send_up(client, es)))
         finally:
             self.training.discard(client)
+            state.in_flight -= 1
         if arrived:  # trained once needed, batched with the others waiting (train_later)
             state.box.deliver(Update(client, self.train_later(client, base, **self.solver()),
                                      version, float(self.data_sizes([client])[0]), base=base))

@@ -4,7 +4,7 @@ Algorithm 1), with the cloud as server:
     server (updater):  for t = 1..T:
                            receive (x_new, tau) from any worker
                            (dropped where t - 1 - tau > max_staleness)
-                           alpha_t <- alpha x s(t - 1 - tau)
+                           alpha_t <- alpha x s(t - tau)
                            x_t <- (1 - alpha_t) x_{t-1} + alpha_t x_new
     worker:            receive (x_t, t); tau <- t
                        H local steps on g(x) = f(x) + rho/2 ||x - x_t||^2 from x_t
@@ -12,8 +12,9 @@ Algorithm 1), with the cloud as server:
 
 The paper's scheduler "periodically triggers training tasks on some idle workers"; netfl keeps
 ``concurrency`` workers busy, each replaced as it finishes by an idle one drawn uniformly
-(netfl.algorithms.async_clients). Staleness is the server's version at arrival minus the
-version the worker downloaded (the paper's t - tau, with versions counted from 0).
+(netfl.algorithms.async_clients). Staleness (updates.csv's) is the server's version at arrival
+minus the version the worker downloaded, t - 1 - tau: 0 for an update from the latest model;
+s takes t - tau, one more (the staleness section's offset, 1 by default).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ class FedAsync(AsyncClients):
             if spec.max_staleness is not None and staleness > spec.max_staleness:
                 self.dropped_stale += 1
                 continue
-            rate = spec.alpha * self.staleness_weight(staleness, spec.staleness)
+            rate = spec.alpha * self.staleness_weight(staleness, spec.staleness, rule_offset=1)
             version = yield from self.mix(slot, update, rate, "cloud")
             if self.end_round(version, slot.params):
                 return

@@ -18,8 +18,11 @@ Edge-Cloud Hierarchical Federated Learning", IEEE ICC 2020), to the same floats.
         async:    each arrival      w <- (1 - a) w + a w_l,  a = alpha s(tau_l)
 
 p_l = D_l / sum D (D_l: the data of the clients that went into w_l), tau_l = cloud versions
-since edge l downloaded w. A cloud round in which nothing arrived makes no version (it waits
-``idle_wait`` and counts in ``rounds_without_updates``).
+since edge l downloaded w. A cloud round in which nothing arrived makes no version (where no
+simulated time passed in it, it waits ``idle_wait`` and counts in ``rounds_without_updates``).
+With an async cloud an edge downloads its next model once the cloud has mixed its last one
+in (Async-HFL's gateways restart from the model their report went into); with a buffered
+cloud at once, as FedBuff's clients do.
 
 The reading of the policies at a tier with more than one level of sources is netfl's: the
 papers behind them (FedAsync, arXiv:1903.03934; FedBuff, AISTATS 2022) have one server and
@@ -46,7 +49,8 @@ class HierAsync(EdgeTier):
                       for es in self.world.edge_servers}
         self.edge_order = {es: i for i, es in enumerate(self.world.edge_servers)}
         self.training, self.at_work = set(), set()
-        self.dropped_stale, self.dropped_late = Counter(), 0
+        self.dropped_stale, self.dropped_late = Counter(), Counter()
+        self.awaiting: dict[str, object] = {}  # edge -> the event of its update being taken
         if spec.cloud.policy in ("sync", "deadline"):
             yield from self.cloud_rounds()
         else:
@@ -67,8 +71,8 @@ class HierAsync(EdgeTier):
             cutoff = None
             if policy.policy == "deadline" and policy.late == "drop":
                 cutoff = started + policy.deadline
-            jobs = [self.env.process(self.edge_cycle(es, slot.params, slot.version, round_,
-                                                     cutoff)) for es in chosen]
+            jobs = [self.background(self.edge_cycle(es, slot.params, slot.version, round_,
+                                                    cutoff)) for es in chosen]
             waits = [self.env.all_of(jobs)]
             if policy.policy == "deadline":
                 waits.append(self.env.timeout(policy.deadline))
@@ -77,7 +81,7 @@ class HierAsync(EdgeTier):
             updates = sorted(self.box.take_all(), key=lambda u: self.edge_order[u.source])
             if cutoff is not None:  # an upload that landed at the cutoff's instant, after it
                 late = [u for u in updates if u.base_version < slot.version]
-                self.dropped_late += len(late)
+                self.dropped_late["cloud"] += len(late)
                 updates = [u for u in updates if u.base_version == slot.version]
             if self.env.now == started:  # nothing could happen (nobody in view, no route)
                 yield from self.wait_idle()
@@ -123,16 +127,20 @@ class HierAsync(EdgeTier):
     # ------------------------------------------------------------------ buffered and async
 
     def edge_loop(self, es: str) -> Generator:
-        """Edge ``es``'s endless cycles beside the cloud's (buffered and async clouds)."""
-        slot = self.slot
+        """Edge ``es``'s endless cycles beside the cloud's (buffered and async clouds). With
+        an async cloud, the next cycle waits until the cloud has taken this one's update."""
+        slot, waits = self.slot, self.spec.cloud.policy == "async"
         while True:
-            if not self.world.primary_clients_of(es):
-                yield from self.wait_idle()
+            if not self.world.primary_clients_of(es):  # (not a round of the cloud's)
+                yield self.env.timeout(self.spec.idle_wait)
                 continue
             started = self.env.now
-            yield from self.edge_cycle(es, slot.params, slot.version, slot.version + 1)
+            taken = self.awaiting[es] = self.env.event() if waits else None
+            sent = yield from self.edge_cycle(es, slot.params, slot.version, slot.version + 1)
+            if sent and taken is not None:
+                yield taken
             if self.env.now == started:
-                yield from self.wait_idle()
+                yield self.env.timeout(self.spec.idle_wait)
 
     def cloud_arrivals(self) -> Generator:
         spec, slot, policy = self.spec, self.slot, self.spec.cloud
@@ -143,23 +151,33 @@ class HierAsync(EdgeTier):
             if policy.policy == "async":
                 if policy.max_staleness is not None and staleness > policy.max_staleness:
                     self.dropped_stale["cloud"] += 1
+                    self.release(update.source)
                     continue
-                rate = policy.alpha * self.staleness_weight(staleness, policy.staleness)
+                rate = policy.alpha * self.staleness_weight(staleness, policy.staleness,
+                                                            rule_offset=1)
                 version = yield from self.mix(slot, update, rate, "cloud")
+                self.release(update.source)
             else:
                 buffered.append(update)
                 if len(buffered) < policy.buffer_size:
                     continue
                 weights = [self.staleness_weight(self.staleness(slot, u), policy.staleness)
                            for u in buffered]
-                changes = [Update(u.source, u.change(), u.base_version) for u in buffered]
+                changes = [u.as_change() for u in buffered]
                 buffered = []
                 version = yield from self.apply_buffer(slot, changes, weights, policy.server_lr,
                                                        "cloud")
             if self.end_round(version, slot.params):
                 return
 
+    def release(self, edge: str) -> None:
+        """The cloud has taken (or dropped) ``edge``'s update: its next cycle may start."""
+        taken = self.awaiting.pop(edge, None)
+        if taken is not None and not taken.triggered:
+            taken.succeed()
+
     def summary_extras(self) -> dict:
         return {"updates_dropped_stale_edge": self.dropped_stale["edge"],
                 "updates_dropped_stale_cloud": self.dropped_stale["cloud"],
-                "updates_dropped_late": self.dropped_late}
+                "updates_dropped_late_edge": self.dropped_late["edge"],
+                "updates_dropped_late_cloud": self.dropped_late["cloud"]}

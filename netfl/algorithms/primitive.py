@@ -29,6 +29,11 @@ def _tracked(token: _Started, generator: Generator) -> Generator:
     return (yield from generator)
 
 
+class RunOver(Exception):
+    """A background loop called a primitive after ``run()`` returned: it ends there (its
+    process was cancelled: AsyncPrimitives.stop_background)."""
+
+
 def primitive(method):
     """A primitive that takes simulated time: its generator, tracked so that one never run
     is reported (``_Started``)."""
@@ -37,6 +42,8 @@ def primitive(method):
     def call(self, *args, **kwargs):
         if self._forgotten:
             self._report_forgotten()
+        if getattr(self, "_over", False):  # a background loop after run() returned
+            raise RunOver(f"{method.__name__} called after the run ended")
         return _tracked(_Started(method.__name__, self._forgotten),
                         method(self, *args, **kwargs))
 

@@ -114,6 +114,13 @@ class TorchTrainer(ClientData, GradientMethods, EvaluationMethods):
         self._batched_grad = vmap(grad(self._loss_at), randomness="different")
         self._dense = dense_layers(self.model) is not None
 
+    @property
+    def batch_invariant(self) -> bool:
+        """Whether a client's trained floats are the same whoever shares its ``local_train``
+        call: on the per-client loop and the dense MLP path; vmap over another model reduces
+        over the stacked call, and its last bits can depend on the company."""
+        return self.path == "loop" or self._dense
+
     # ------------------------------------------------------------------ parameters
 
     def init_params(self) -> torch.Tensor:

@@ -36,28 +36,34 @@ class UpdateLog:
     def __init__(self, trace: TraceBus, tier, lives: bool = False):
         self.rows: list[tuple] = []
         self._tier = tier
-        self._lives: dict[str, list] | None = {} if lives else None  # source -> its life
+        self._lives = lives
+        self._started: dict[str, tuple] = {}  # source -> (its last download's start, length)
+        # (source, arrival) -> the life of the update that arrived then, until a step takes it
+        self._arrived: dict[tuple[str, float], tuple] = {}
         trace.subscribe(self._mixed, ModelMixed)
         if lives:
             trace.subscribe(self._transfer, TransferEnd)
 
     def _transfer(self, r: TransferEnd) -> None:
         down = _RANK[self._tier(r.src)] - _RANK[self._tier(r.dst)]
-        if down > 0:  # the model comes down to r.dst: a new life for what it will send
-            self._lives[r.dst] = [r.time_s - r.duration_s, r.duration_s, r.time_s, None, None]
-        elif down < 0 and (life := self._lives.get(r.src)) is not None:
-            life[3], life[4] = r.duration_s, r.time_s  # its upload, and the arrival
+        if down > 0:  # the model comes down to r.dst: what it sends next started here
+            self._started[r.dst] = (r.time_s - r.duration_s, r.duration_s)
+        elif down < 0 and (began := self._started.get(r.src)) is not None:
+            started, download = began
+            work = r.time_s - r.duration_s - (started + download)
+            self._arrived[(r.src, r.time_s)] = (started, download, work, r.duration_s)
 
-    def _life(self, source: str, t: float) -> tuple:
-        life = None if self._lives is None else self._lives.get(source)
-        if life is None or life[4] is None:
+    def _life(self, r: ModelMixed) -> tuple:
+        """The life of the update ``r`` took, keyed by its source and arrival (the mailbox's
+        stamp): a source's next download cannot overwrite it."""
+        if not self._lives or r.arrived_s < 0:
             return _NO_LIFE
-        started, download, down_end, upload, arrival = life
-        return (started, download, arrival - upload - down_end, upload, t - arrival)
+        life = self._arrived.pop((r.source, r.arrived_s), None)
+        return _NO_LIFE if life is None else (*life, r.time_s - r.arrived_s)
 
     def _mixed(self, r: ModelMixed) -> None:
         self.rows.append((r.time_s, r.node, self._tier(r.node), r.source, r.base_version,
-                          r.version, r.staleness, r.weight, *self._life(r.source, r.time_s)))
+                          r.version, r.staleness, r.weight, *self._life(r)))
 
     def table(self) -> pd.DataFrame:
         return pd.DataFrame(self.rows, columns=UPDATE_COLUMNS)

@@ -24,11 +24,18 @@ from netfl.scenario.types import PositiveDuration, Section
 class StalenessSpec(Section):
     """s(staleness), as FedAsync defines it ("Asynchronous Federated Optimization",
     arXiv:1903.03934): ``constant`` 1; ``polynomial`` (staleness + 1)^-a (FedBuff's
-    1/sqrt(1 + staleness): a = 0.5); ``hinge`` 1 up to b, then 1 / (a (staleness - b) + 1)."""
+    1/sqrt(1 + staleness): a = 0.5); ``hinge`` 1 up to b, then 1 / (a (staleness - b) + 1).
+
+    offset: added to the staleness (the aggregator's versions since the update left it: 0 for
+    one from its latest model) before s is applied; null: the rule's own. FedAsync's Algorithm 1
+    applies s to t - tau at its t-th update for a worker that got version tau, 1 for an update
+    from the latest model: a mix's offset is 1 (Async-HFL's code counts the same). FedBuff
+    counts 0: a buffer's, and a deadline's carried updates', offset is 0."""
 
     kind: Literal["constant", "polynomial", "hinge"] = "polynomial"
     a: PositiveFloat = 0.5
     b: NonNegativeFloat = 0.0
+    offset: NonNegativeInt | None = None
 
 
 class AsyncSpec(AlgorithmSpec):
@@ -114,8 +121,8 @@ class BufferedPolicy(Section):
 
 class AsyncPolicy(Section):
     """FedAsync's rule at the tier: each arrival is mixed in as it arrives,
-    x <- (1 - a) x + a x_new with a = ``alpha`` x s(staleness); an update staler than
-    ``max_staleness`` is dropped (counted).
+    x <- (1 - a) x + a x_new with a = ``alpha`` x s(staleness + offset) (offset 1 by default:
+    FedAsync's t - tau); an update staler than ``max_staleness`` is dropped (counted).
 
     At the edge tier (buffered or async), ``late`` says what becomes of the clients still
     training when an edge has made its ``edge_rounds`` versions and sends its model up:

@@ -159,6 +159,7 @@ class ModelMixed(Record):
     version: int
     staleness: int
     weight: float
+    arrived_s: float = -1.0  # when it arrived at ``node`` (-1: not through a mailbox)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

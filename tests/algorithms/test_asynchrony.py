@@ -179,3 +179,25 @@ def test_a_buffer_trains_its_clients_in_one_call(tiny, monkeypatch):
                          "local_steps": 2}
     netfl.run(tiny, write=False)
     assert max(sizes) >= 3  # a buffer of 3 trained together
+
+
+@pytest.mark.parametrize("algorithm", [
+    {"kind": "fedbuff", "rounds": 4, "concurrency": 4, "buffer_size": 2},
+    {"kind": "hier-async", "rounds": 3, "concurrency": 2, "edge": "async", "cloud": "async"}])
+def test_a_loop_cancelled_at_the_stop_starts_nothing_more(tiny, algorithm):
+    """A cancelled transfer returns False to its loop, which once went on to draw the next
+    client and start its download at the final instant (24 transfers started, 20 accounted
+    for; phantom 'selected' rows). Every transfer started is now delivered, failed or
+    cancelled."""
+    import netfl
+    from netfl.sim.trace import TransferStart
+    from netfl.simulation import Simulation
+
+    tiny["algorithm"] = {"local_steps": 2, **algorithm}
+    sim = Simulation(netfl.load_scenario(tiny))
+    started = []
+    sim.trace.subscribe(started.append, TransferStart)
+    sim.run()
+    s = sim.summary()
+    assert len(started) == (s["transfers_delivered"] + s["transfers_failed"]
+                            + s["transfers_cancelled"])

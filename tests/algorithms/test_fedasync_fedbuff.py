@@ -37,10 +37,10 @@ def test_fedasync_mixes_every_arrival_at_alpha_times_its_staleness_weight(tiny):
                                              "alpha": 0.5, "staleness": {"kind": "hinge",
                                                                          "a": 2, "b": 1}})
     assert sim.stop_reason == "rounds" and [r.version for r in mixed] == list(range(1, 13))
-    for record in mixed:
-        s = record.staleness
+    for record in mixed:  # s takes FedAsync's t - tau: one more than the versions moved
+        s = record.staleness + 1
         assert record.weight == pytest.approx(0.5 * (1.0 if s <= 1 else 1 / (2 * (s - 1) + 1)))
-        assert 0 <= s < record.version
+        assert 0 <= record.staleness < record.version
     assert any(r.staleness > 0 for r in mixed)  # three at once: some arrive stale
     assert sim.summary()["updates_dropped_stale"] == 0
 
@@ -73,6 +73,20 @@ def test_fedbuff_steps_by_the_mean_of_k_staleness_weighted_deltas(tiny):
     later = [r for r in mixed if r.version > 1]
     assert all(r.weight == pytest.approx(1 / np.sqrt(1 + r.staleness)) for r in later)
     assert any(r.staleness > 0 for r in later)
+
+
+def test_fedasync_weights_a_fresh_update_as_its_algorithm_1_does(tiny):
+    """FedAsync's updater applies s(t - tau), 1 for a worker that got the latest model: netfl
+    once applied s(0) (a 0.5-polynomial rate 1.4x the paper's). An offset in the staleness
+    section overrides the rule's own."""
+    sim, mixed, _ = run_traced(tiny, {"kind": "fedasync", "rounds": 4, "concurrency": 1,
+                                      "alpha": 0.8})
+    fresh = [r for r in mixed if r.staleness == 0]
+    assert fresh and all(r.weight == pytest.approx(0.8 / np.sqrt(2)) for r in fresh)
+    sim, mixed, _ = run_traced(tiny, {"kind": "fedasync", "rounds": 4, "concurrency": 1,
+                                      "alpha": 0.8, "staleness": {"kind": "polynomial",
+                                                                  "offset": 0}})
+    assert all(r.weight == pytest.approx(0.8 / np.sqrt(1 + r.staleness)) for r in mixed)
 
 
 def test_a_stale_update_beyond_the_bound_is_dropped_and_counted(tiny):
@@ -140,25 +154,35 @@ def test_participation_counts_the_clients_drawn_as_selected(tiny, tmp_path):
     assert totals["selected"] - totals["trained"] <= 3
 
 
-@pytest.mark.parametrize("algorithm", [
-    {"kind": "fedbuff", "rounds": 5, "concurrency": 4, "buffer_size": 2},
-    {"kind": "hier-async", "rounds": 4, "edge": "async", "cloud": "async"}])
+@pytest.mark.parametrize("algorithm,lived", [
+    ({"kind": "fedbuff", "rounds": 5, "concurrency": 4, "buffer_size": 2}, {"cloud"}),
+    ({"kind": "fedbuff", "rounds": 5, "concurrency": 4, "buffer_size": 4}, {"cloud"}),
+    ({"kind": "hier-async", "rounds": 4, "edge": "async", "cloud": "async"}, {"cloud", "edge"}),
+    # sync edges take their clients' models from an exchange, not a mailbox: no life there
+    ({"kind": "hier-async", "rounds": 4, "cloud": {"policy": "buffered", "buffer_size": 2}},
+     {"cloud"})])
 def test_each_updates_life_adds_up_to_its_age_and_a_version_waited_for_its_last(
-        tiny, tmp_path, algorithm):
+        tiny, tmp_path, algorithm, lived):
     """FedAsync's round table once blamed a download and an upload for what was a timer; an
-    asynchronous run's critical path is the life of the update each step waited for."""
+    asynchronous run's critical path is the life of the update each step waited for. A life
+    was once kept per source, and a source's next download overwrote one still waiting in a
+    buffer (5 of 24 FedBuff rows empty)."""
     from netfl.results.updates import version_paths
 
+    tiny["world"] = {"kind": "edge", "clients": 6, "edge_servers": 2}
     tiny["output"] = {"dir": str(tmp_path), "plots": False}
     tiny["algorithm"] = {"local_steps": 2, **algorithm}
     updates = pd.read_csv(netfl.run(tiny).path / "updates.csv")
-    assert updates["started_s"].notna().all()
+    updates = updates[updates["tier"].isin(lived)]
+    assert len(updates) and updates["started_s"].notna().all()
     parts = updates[["download_s", "work_s", "upload_s", "waited_s"]]
     assert (parts >= -1e-9).all().all()
     np.testing.assert_allclose(parts.sum(axis=1), updates["time_s"] - updates["started_s"],
                                rtol=1e-9, atol=1e-9)
     assert (updates["download_s"] > 0).all() and (updates["upload_s"] > 0).all()
+    # each update its own life: never two rows of one source with the same start
+    assert not updates.duplicated(["source", "started_s"]).any()
     paths = version_paths(updates)
     assert len(paths) == updates.groupby(["node", "version"]).ngroups
-    if algorithm["kind"] == "fedbuff":  # a buffer of 2 waited for its first arrival
+    if algorithm["kind"] == "fedbuff":  # a buffer waited for its first arrival
         assert (updates.groupby("version")["waited_s"].max() > 0).all()
