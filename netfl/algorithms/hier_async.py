@@ -71,6 +71,9 @@ class HierAsync(EdgeTier):
             cutoff = None
             if policy.policy == "deadline" and policy.late == "drop":
                 cutoff = started + policy.deadline
+                # an upload that landed at the last cutoff's instant, after that round took
+                # its updates, belongs to no round: dropped, even where no version was made
+                self.dropped_late["cloud"] += len(self.box.take_all())
             jobs = [self.background(self.edge_cycle(es, slot.params, slot.version, round_,
                                                     cutoff)) for es in chosen]
             waits = [self.env.all_of(jobs)]
