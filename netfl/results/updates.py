@@ -69,8 +69,10 @@ class UpdateLog:
         return pd.DataFrame(self.rows, columns=UPDATE_COLUMNS)
 
     def summary(self) -> dict:
-        """``updates_mixed``, ``staleness_p50``/``_p90``/``_max`` over every update, and
-        ``staleness_by_tier`` (tier -> updates, p50, p90, max); empty without updates."""
+        """``updates_mixed``, ``staleness_p50``/``_p90``/``_max`` over every update,
+        ``staleness_by_tier`` (tier -> updates, p50, p90, max) and the same per tier as
+        scalars (``staleness_p50_edge``, ...: the sweep index's columns); empty without
+        updates."""
         if not self.rows:
             return {}
         table = self.table()
@@ -78,9 +80,11 @@ class UpdateLog:
         by_tier = {tier: {"updates": int(len(group)),
                           **staleness_percentiles(group["staleness"].to_numpy())}
                    for tier, group in table.groupby("tier", sort=True)}
+        flat = {f"staleness_{q}_{tier}": stats[q] for tier, stats in by_tier.items()
+                for q in ("p50", "p90", "max")}  # the sweep index keeps scalars only
         return {"updates_mixed": len(table), "staleness_p50": overall["p50"],
                 "staleness_p90": overall["p90"], "staleness_max": overall["max"],
-                "staleness_by_tier": by_tier}
+                "staleness_by_tier": by_tier, **flat}
 
 
 def staleness_percentiles(staleness: np.ndarray) -> dict:

@@ -119,6 +119,10 @@ def test_updates_csv_and_staleness_percentiles_are_written_for_asynchronous_runs
     assert s["staleness_max"] == updates["staleness"].max()
     assert s["staleness_p50"] == pytest.approx(np.percentile(updates["staleness"], 50))
     assert s["staleness_by_tier"]["cloud"]["updates"] == 12
+    # per tier as scalars too: the sweep index keeps those (it drops a dict of dicts)
+    assert s["staleness_max_cloud"] == s["staleness_by_tier"]["cloud"]["max"]
+    from netfl.sweep.runner import flatten_summary
+    assert "staleness_p90_cloud" in flatten_summary(s)
     tiny["algorithm"] = {"kind": "fedavg", "rounds": 2}
     synchronous = netfl.run(tiny)
     assert not (synchronous.path / "updates.csv").exists()
