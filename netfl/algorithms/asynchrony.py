@@ -176,7 +176,8 @@ class Ticker:
 class AsyncPrimitives:
     """The asynchronous primitives, mixed into ``Algorithm``."""
 
-    _over = False  # run() has returned: background loops may start nothing more
+    _over = False  # run() has returned: the loops cancelled then may start nothing more
+    _stopped: set = frozenset()  # those loops' processes
 
     _pool: TrainingPool | None = None  # the trainings waiting to be needed (train_later)
 
@@ -205,7 +206,7 @@ class AsyncPrimitives:
     def select(self, server: str, clients: list[str], round_: int) -> None:
         """Record that ``server`` chose ``clients`` to train now (participation.csv's
         ``selected``), where an algorithm starts clients itself instead of by ``exchange``."""
-        if self._over:
+        if self._over and self.env.active_process in self._stopped:
             raise RunOver(f"{server} selected clients after the run ended")
         self._trace.emit(Selected(time_s=self.env.now, server=server, round=round_,
                                   count=len(clients)))
@@ -361,11 +362,11 @@ class AsyncPrimitives:
     def stop_background(self) -> int:
         """Cancel every background loop still running (their transfers and training count as
         cancelled) and let their cancellations take effect, without advancing simulated time;
-        from then on a primitive (or ``select``) called by one ends it (``RunOver``): a loop
-        whose cancelled transfer returned False does not start another. Returns how many were
-        cancelled."""
-        self._over = True
+        from then on a primitive (or ``select``) called by one of them ends it (``RunOver``): a
+        loop whose cancelled transfer returned False does not start another. Returns how many
+        were cancelled."""
         alive = [p for p in self._background if p.is_alive]
+        self._over, self._stopped = True, set(alive)
         for process in alive:
             self.cancel(process)
         while any(p.is_alive for p in alive) and self.env.peek() <= self.env.now:

@@ -30,8 +30,9 @@ def _tracked(token: _Started, generator: Generator) -> Generator:
 
 
 class RunOver(Exception):
-    """A background loop called a primitive after ``run()`` returned: it ends there (its
-    process was cancelled: AsyncPrimitives.stop_background)."""
+    """A background loop cancelled at the stop called a primitive: it ends there (its process
+    was cancelled, and its failure defused: AsyncPrimitives.stop_background). Other processes
+    still running at the stop are left as they were."""
 
 
 def primitive(method):
@@ -42,7 +43,7 @@ def primitive(method):
     def call(self, *args, **kwargs):
         if self._forgotten:
             self._report_forgotten()
-        if getattr(self, "_over", False):  # a background loop after run() returned
+        if getattr(self, "_over", False) and self.env.active_process in self._stopped:
             raise RunOver(f"{method.__name__} called after the run ended")
         return _tracked(_Started(method.__name__, self._forgotten),
                         method(self, *args, **kwargs))
