@@ -357,6 +357,15 @@ def test_a_start_and_a_step_count_per_client_give_what_separate_calls_give(
     assert torch.equal(starts, kept)  # the starts are not trained in place
 
 
+@pytest.mark.parametrize("model_fn,path,invariant", [
+    (mlp, "vmap", True), (mlp, "loop", True), (cnn, "loop", True), (cnn, "vmap", False)])
+def test_batch_invariant_says_where_a_clients_floats_do_not_depend_on_its_company(
+        digits, model_fn, path, invariant):
+    """What deferred asynchronous training relies on (netfl.algorithms.asynchrony): the paths
+    the test above finds bit-exact together and alone, and only those."""
+    assert make(digits, model_fn, path).batch_invariant is invariant
+
+
 @pytest.mark.parametrize("options", [{}, {"prox_mu": 0.1}, {"momentum": 0.9}])
 def test_starts_given_as_a_list_of_vectors_train_as_a_stacked_tensor_does(digits, options):
     # Group-FEL hands local_train a list (its groups' models, one per member); the dense
