@@ -112,15 +112,18 @@ class TrainingPool:
         spec = self.spec
         # a path whose per-client floats depend on who shares the call (vmap over a
         # convolutional model) trains each alone: the floats of training each at its arrival
-        together = getattr(self.trainer, "batch_invariant", True)
-        keys = [(w[4], i if not together else 0) for i, w in enumerate(waiting)]
-        for key in dict.fromkeys(keys):
-            mine = [w for w, k in zip(waiting, keys, strict=True) if k == key]
-            key = key[0]
+        if getattr(self.trainer, "batch_invariant", True):
+            calls = {}  # solver options -> their entries, in order
+            for entry in waiting:
+                calls.setdefault(entry[4], []).append(entry)
+            calls = list(calls.values())
+        else:
+            calls = [[entry] for entry in waiting]
+        for mine in calls:
             trained = self.trainer.local_train(
                 [w[2] for w in mine], [w[1] for w in mine], spec.local_steps, spec.lr,
                 spec.batch_size, momentum=spec.momentum, weight_decay=spec.weight_decay,
-                **dict(key))
+                **dict(mine[0][4]))
             for (pending, _row, _base, then, _key), model in zip(mine, trained, strict=True):
                 pending._result = model if then is None else then(model)
 

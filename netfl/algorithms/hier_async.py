@@ -82,10 +82,6 @@ class HierAsync(EdgeTier):
             yield self.env.any_of(waits)
             # summed in edge order, not arrival order: sync is hierarchical FedAvg to the float
             updates = sorted(self.box.take_all(), key=lambda u: self.edge_order[u.source])
-            if cutoff is not None:  # an upload that landed at the cutoff's instant, after it
-                late = [u for u in updates if u.base_version < slot.version]
-                self.dropped_late["cloud"] += len(late)
-                updates = [u for u in updates if u.base_version == slot.version]
             if self.env.now == started:  # nothing could happen (nobody in view, no route)
                 yield from self.wait_idle()
             if not updates:

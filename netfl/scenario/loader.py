@@ -52,15 +52,14 @@ def load_scenario(source: str | Path | Mapping, overrides: Iterable[str] = ()) -
         name, base_dir = str(path), path.resolve().parent
     carried: dict[tuple, set] = {}
     overridden = _apply_overrides(raw, overrides, name, carried)
-    scenario = validate_overridden(raw, carried, name, lines, overridden, base_dir)
-    return remember_origin(scenario, name, lines, overridden)
+    return remember_origin(validate_overridden(raw, carried, name, lines, overridden, base_dir),
+                           name, lines, overridden)
 
 
 def validate_overridden(raw: dict, carried: dict[tuple, set], name: str | None, lines: dict,
                         overridden: set[tuple], base_dir: Path) -> Scenario:
-    """``raw`` after its overrides, validated; where an override switched a section's kind,
-    the file's keys it kept (``carried``) that the new kind does not take are dropped, with a
-    ScenarioNotice naming them. Raises ScenarioError listing every problem."""
+    """``raw`` after its overrides, validated; the file's keys an override's switch of kind
+    kept (``carried``) that the new kind does not take are dropped, with a ScenarioNotice."""
     try:
         return Scenario.model_validate(raw, context={"base_dir": base_dir})
     except ValidationError as exc:
