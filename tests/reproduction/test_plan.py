@@ -114,8 +114,7 @@ def test_the_quick_mode_runs_only_the_short_files_it_names(tmp_path):
     assert {r.point for r in quick} == {"p_c=2"} and all(r.seeds == 2 for r in quick)
     full = list(arm_runs(plan, tmp_path, quick=False))
     assert {r.seeds for r in full if r.point == "p_c=2"} == {3}
-    assert {r.seeds for r in full if r.point not in ("p_c=2", "p_c=5", "p_g=5")} == {2}
-    assert {r.seeds for r in full if r.point in ("p_c=5", "p_g=5")} == {1}  # shown, not judged
+    assert {r.seeds for r in full if r.point != "p_c=2"} == {2}
     assert yaml.safe_load((PLANS / "chfl.yaml").read_text())["section"] == "chfl"
     # an arm with its own points runs only those (a reading run at the paper's default row)
     s2 = [r for r in full if r.arm.label == "CHFL S=2"]
