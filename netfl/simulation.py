@@ -42,6 +42,7 @@ from netfl.sim.host_time import (
 from netfl.sim.trace import TraceBus
 from netfl.world import OrbitWorld, RoadWorld, build_world
 from netfl.world.iov import VISIT_COLUMNS, space_time_segments, visit_rows
+from netfl.world.leo_clients import SatelliteClientWorld
 
 METRIC_COLUMNS = ["sim_time_s", "round", "accuracy", "loss", "bytes_total", "bytes_hop_weighted",
                   "wire_bytes_total", "transfers_failed", "dropouts", "cost_total"]
@@ -250,6 +251,8 @@ class Simulation:
         time in each RSU's coverage) or windows.csv (each user's satellite windows)."""
         if isinstance(self.world, OrbitWorld):
             return {"windows": self.world.window_rows(self.env.now)}
+        if isinstance(self.world, SatelliteClientWorld):
+            return {"contacts": self.world.window_rows(self.env.now)}
         if not isinstance(self.world, RoadWorld):
             return {}
         return {"visits": pd.DataFrame(visit_rows(self.world, self.env.now),
@@ -269,6 +272,14 @@ class Simulation:
                                f"{self.scenario.name}: satellites in view, the model and "
                                f"eclipses", start_holder=self._only_holder(),
                                eclipses=world_eclipses(world, contact_rows(spans, now), now))
+            return
+        if isinstance(self.world, SatelliteClientWorld):
+            from netfl.results.plots import plot_contact_chart
+
+            spans = {c: self.world.coverage(c) for c in self.world.clients}
+            plot_contact_chart(spans, [], self.env.now, Path(directory) / "contact_chart.png",
+                               f"{self.scenario.name}: satellites in contact with a ground "
+                               f"station", seen_by="a ground station")
             return
         if not isinstance(self.world, RoadWorld):
             return

@@ -253,10 +253,11 @@ def time_breakdown_figure(table: pd.DataFrame, title: str):
 def plot_contact_chart(spans: dict[str, list[tuple[float, float]]],
                        holder: list[tuple[float, str]], t_end_s: float, path: Path,
                        title: str, start_holder: str | None = None,
-                       eclipses: dict[str, list[tuple[float, float]]] | None = None) -> Path:
+                       eclipses: dict[str, list[tuple[float, float]]] | None = None,
+                       seen_by: str = "a user") -> Path:
     """contact_chart.png (``contact_chart_figure``), written to ``path``."""
-    return _save(contact_chart_figure(spans, holder, t_end_s, title, start_holder, eclipses),
-                 path)
+    return _save(contact_chart_figure(spans, holder, t_end_s, title, start_holder, eclipses,
+                                      seen_by), path)
 
 
 def contact_rows(spans: dict[str, list[tuple[float, float]]], t_end_s: float) -> list[str]:
@@ -268,9 +269,11 @@ def contact_rows(spans: dict[str, list[tuple[float, float]]], t_end_s: float) ->
 def contact_chart_figure(spans: dict[str, list[tuple[float, float]]],
                          holder: list[tuple[float, str]], t_end_s: float, title: str,
                          start_holder: str | None = None,
-                         eclipses: dict[str, list[tuple[float, float]]] | None = None):
+                         eclipses: dict[str, list[tuple[float, float]]] | None = None,
+                         seen_by: str = "a user"):
     """One row per satellite (those in view of some user by ``t_end_s``, in order of first
-    rise), a bar where it sees at least one user, a grey band where it is in the Earth's
+    rise; ``seen_by`` names who sees it: a user, or a ground station where satellites are the
+    clients), a bar where it sees at least one user, a grey band where it is in the Earth's
     shadow (``eclipses``, where given), and the satellite holding the model as a thick step
     line across the rows: ``holder`` lists (time s, satellite) from the first holder on; where
     it is empty (no hand-over), ``start_holder``, when given, held the model all run long (a
@@ -303,7 +306,7 @@ def contact_chart_figure(spans: dict[str, list[tuple[float, float]]],
     ax.set_xlim(0, max(t_end_s, 1e-9))
     ax.set_ylim(-1, max(len(rows), 1))
     ax.set_xlabel("simulated time (s)")
-    ax.set_ylabel(f"satellite ({len(rows)} in view of a user, by first rise)")
+    ax.set_ylabel(f"satellite ({len(rows)} in view of {seen_by}, by first rise)")
     ax.set_yticks([])
     ax.set_title(wrap_title(title))
     fig.tight_layout()

@@ -66,6 +66,9 @@ class AlgorithmSpec(Section):
     CHARGES_COST: ClassVar[bool] = False
     # whether it aggregates asynchronously (its run follows each update's life: updates.csv)
     ASYNCHRONOUS: ClassVar[bool] = False
+    # whether it runs on a leo world whose satellites are the clients (ground stations as edge
+    # servers, reached only in contact windows)
+    SATELLITE_CLIENTS: ClassVar[bool] = False
     IMPLEMENTATION: ClassVar[str | None] = None
 
     rounds: PositiveInt = 100

@@ -47,6 +47,7 @@ class FedAvgSpec(AlgorithmSpec):
     kind: Literal["fedavg"]
     IMPLEMENTATION = "netfl.algorithms.fedavg:FedAvg"
     WORLDS = ("edge", "iov", "leo")
+    SATELLITE_CLIENTS = True
     USES_CLOUD = True
     clients_per_round: PositiveInt | None = None
     schedule: LrSchedule = ConstantLr()
@@ -91,6 +92,7 @@ class HierFedAvgSpec(AlgorithmSpec):
     kind: Literal["hier-fedavg"]
     IMPLEMENTATION = "netfl.algorithms.hier_fedavg:HierFedAvg"
     WORLDS = ("edge", "iov", "leo")
+    SATELLITE_CLIENTS = True
     USES_CLOUD = True
     edge_rounds: PositiveInt = 2
     edges_per_round: PositiveInt | None = None

@@ -51,6 +51,7 @@ class AsyncSpec(AlgorithmSpec):
     """
 
     WORLDS = ("edge", "iov", "leo")
+    SATELLITE_CLIENTS = True
     USES_CLOUD = True
     ASYNCHRONOUS = True
     rounds: PositiveInt = 200
@@ -161,6 +162,7 @@ class HierAsyncSpec(AlgorithmSpec):
     kind: Literal["hier-async"]
     IMPLEMENTATION = "netfl.algorithms.hier_async:HierAsync"
     WORLDS = ("edge", "iov", "leo")
+    SATELLITE_CLIENTS = True
     USES_CLOUD = True
     ASYNCHRONOUS = True
     edge_rounds: PositiveInt = 2

@@ -1,7 +1,11 @@
 """The ``leo`` world's section: a constellation, ground users, ground stations and the links.
 
-Satellites above a user's elevation mask are edge servers for that user; users are clients.
-Angles are plain degrees (``_deg`` fields); distances, rates and times take units.
+Two roles (``clients``): ``users`` (the default): satellites above a user's elevation mask are
+edge servers for that user and users are clients; ``satellites``: the satellites are the
+clients (Earth-observation satellites holding their own images), the ground stations are edge
+servers, each on a terrestrial link to the cloud, and a satellite reaches one only inside their
+contact windows. Angles are plain degrees (``_deg`` fields); distances, rates and times take
+units.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from pydantic import (
 )
 
 from netfl.scenario.iov import ResumeUploads
-from netfl.scenario.kinds import builtin_world
+from netfl.scenario.kinds import algorithm_kinds, algorithm_spec, builtin_world
 from netfl.scenario.types import (
     Distance,
     Duration,
@@ -139,7 +143,9 @@ class LinkBudgetGsl(Section):
     the symbol rate B / (1 + ``roll_off``); with ``shannon``, B log2(1 + C/N0 / B) (the capacity
     bound, above any real MODCOD). ``atmosphere``: gas and rain loss at zenith (dB), scaled by
     1 / sin(elevation).
-    ``uplink`` is user -> satellite, ``downlink`` satellite -> user."""
+    ``uplink`` is ground -> satellite, ``downlink`` satellite -> ground: with users as clients
+    a user's upload rides the uplink; with satellites as clients a satellite's upload (to its
+    ground station) rides the downlink and its download the uplink."""
 
     kind: Literal["link-budget"]
     # Starlink's user downlink as "A Technical Comparison of Three Low Earth Orbit Satellite
@@ -190,7 +196,10 @@ Isl = Annotated[GridIsl | NoIsl, Field(discriminator="kind")]
 class GroundStations(Section):
     """Gateways joining satellites to the cloud: a satellite has a feeder link to the cloud
     while some gateway sees it above ``min_elevation_deg``; its delay is the slant range / c
-    plus ``terrestrial_delay``."""
+    plus ``terrestrial_delay``. With ``clients: satellites`` the ground stations are the edge
+    servers: a satellite reaches one while it is above ``min_elevation_deg`` there (every
+    satellite in view on a carrier of its own), and each station reaches the cloud over a
+    terrestrial link of ``rate`` and ``terrestrial_delay``."""
 
     positions: list[tuple[Latitude, Longitude]]
     min_elevation_deg: ElevationMask = 25.0
@@ -304,6 +313,12 @@ class SatellitePower(Section):
     step: PositiveDuration = Field(30.0, description="sunlight grid step")
 
 
+def satellite_client_kinds() -> list[str]:
+    """The algorithm kinds that run with satellites as clients (their Spec's
+    SATELLITE_CLIENTS)."""
+    return [k for k in algorithm_kinds() if algorithm_spec(k).SATELLITE_CLIENTS]
+
+
 @builtin_world
 class LeoWorld(Section):
     """Ground users are clients of the satellites in view; satellites are joined by ISLs
@@ -312,7 +327,10 @@ class LeoWorld(Section):
     kind: Literal["leo"]
     BUILDER: ClassVar[str] = "netfl.world.leo:build_leo_world"
     constellation: Constellation
-    users: Users
+    clients: Literal["users", "satellites"] = Field(
+        "users", description="who trains: ground users under the satellites, or the "
+        "satellites themselves (ground stations as edge servers)")
+    users: Users | None = None
     min_elevation_deg: ElevationMask = 25.0
     start: datetime = Field(datetime.fromisoformat("2026-01-01T00:00:00+00:00"),
                             description="UTC epoch of simulated time 0")
@@ -335,11 +353,50 @@ class LeoWorld(Section):
     def _aware(self) -> LeoWorld:
         if self.start.tzinfo is None:
             raise ValueError("start needs a time zone, e.g. 2026-01-01T00:00:00Z")
+        self._roles()
         if self.horizon / self.step > MAX_PLAN_STEPS:
             raise ValueError(f"horizon / step is {self.horizon / self.step:.3g} steps of every "
                              f"satellite and site, more than {MAX_PLAN_STEPS:,}: a shorter "
                              f"horizon or a longer step (TLEs are good for days, not years)")
         return self
+
+    def _roles(self) -> None:
+        """The fields each ``clients`` role needs, and those it has no use for."""
+        if self.clients == "users":
+            if self.users is None:
+                raise ValueError("users is required (the clients), unless clients: satellites")
+            return
+        if self.users is not None:
+            raise ValueError("with clients: satellites the satellites are the clients; remove "
+                             "users")
+        if self.ground_stations is None:
+            raise ValueError("with clients: satellites give ground_stations: they are the edge "
+                             "servers a satellite uploads to in its contact windows")
+        given = self.model_fields_set
+        refused = {
+            "isl": ("grid" if "isl" in given and self.isl.kind == "grid" else None,
+                    "satellites as clients never relay: isl must be {kind: none}"),
+            "beams": ("shared" if "beams" in given and self.beams.kind == "shared" else None,
+                      "every satellite in a station's view has a carrier of its own: beams "
+                      "must be {kind: dedicated}"),
+            "min_elevation_deg": (self.min_elevation_deg if "min_elevation_deg" in given
+                                  else None, "the contact mask is "
+                                  "ground_stations.min_elevation_deg"),
+            "handover_margin": (self.handover_margin if "handover_margin" in given else None,
+                                "it is Fed-CHS's, which does not run with satellites as "
+                                "clients"),
+            "power": (self.power, "satellites' power systems are modelled where satellites are "
+                      "edge servers (clients: users) only"),
+        }
+        for name, (value, why) in refused.items():
+            if value is not None:
+                raise ValueError(f"{name} = {value!r} does not apply with clients: satellites "
+                                 f"({why})")
+
+    @property
+    def satellites_train(self) -> bool:
+        """Whether the satellites are the clients (``clients: satellites``)."""
+        return self.clients == "satellites"
 
     @property
     def cloud(self) -> bool:
@@ -351,6 +408,10 @@ class LeoWorld(Section):
         (netfl.scenario.kinds)."""
         mobile_common(scenario, "leo")
         algo = scenario.algorithm
+        if self.satellites_train and not algo.SATELLITE_CLIENTS:
+            raise ValueError(f"algorithm {algo.kind!r} does not run with clients: satellites "
+                             f"(ground stations as edge servers, reached only in contact "
+                             f"windows); use one of {', '.join(satellite_client_kinds())}")
         if algo.USES_CLOUD and self.ground_stations is None:
             raise ValueError(f"{algo.kind} aggregates at the cloud: give "
                              f"world.ground_stations (gateways to the cloud)")

@@ -322,8 +322,13 @@ def leo_summary(world: OrbitWorld, now_s: float) -> dict:
 
 
 def build_leo_world(spec: LeoWorld, rng: np.random.Generator) -> OrbitWorld:
-    """Build a ``leo`` world (see the module docstring); ``rng`` is the world stream."""
+    """Build a ``leo`` world (see the module docstring); ``rng`` is the world stream. With
+    ``clients: satellites``, the satellites-as-clients world (netfl.world.leo_clients)."""
     names, satrecs, slots = constellation(spec)
+    if spec.satellites_train:
+        from netfl.world.leo_clients import build_satellite_client_world
+
+        return build_satellite_client_world(spec, names, satrecs)
     sites = user_sites(spec.users, rng)
     cache = None if spec.cache else False
     windows = contact_windows(list(zip(range(len(satrecs)), satrecs, strict=True)), sites,
