@@ -6,7 +6,8 @@ algorithm uses: netfl's own algorithms are written with exactly these (a test ch
 algorithm module reaches past them), as a user's plug-in is (docs/extending.md).
 
 Moving models: ``send``, ``send_up``, ``download`` (the scenario's broadcast medium where
-there is one), ``broadcast``, ``move_model``, ``carry_model``, ``reachable``.
+there is one), ``broadcast``, ``move_model``, ``carry_model``, ``reachable``,
+``wait_for_contact`` (until a client is attached to some edge server).
 Rounds of clients: ``exchange`` (download, local compute, upload for many clients at once;
 optionally until the first K updates or a deadline, the rest cancelled), ``client_update``
 (one client's part), ``train_round`` (``exchange`` and the real training of exactly the
@@ -15,9 +16,9 @@ exact), ``wait_for`` and ``cancel``.
 Asynchrony (netfl.algorithms.asynchrony): ``model_slot``, ``mailbox``, ``receive``, ``mix``,
 ``apply_model``, ``staleness``, ``staleness_weight``, ``every``, ``background``.
 Devices: ``local_compute``, ``occupy``, ``charge_aggregation``, ``aggregate``,
-``device_speed``. Data: ``data_sizes``, ``label_counts``, ``indices``. Randomness:
-``stream``. The run: ``evaluate``, ``end_round``, ``charge_cost``, ``wait_idle``, ``stop``
-(the bookkeeping behind them is netfl.algorithms.bookkeeping).
+``device_speed``, ``training_time_s``. Data: ``data_sizes``, ``label_counts``, ``indices``.
+Randomness: ``stream``. The run: ``evaluate``, ``end_round``, ``charge_cost``, ``wait_idle``,
+``stop`` (the bookkeeping behind them is netfl.algorithms.bookkeeping).
 
 Every primitive that takes simulated time is a generator: ``yield from self.send(...)``. One
 called and never run (``self.send(...)`` without ``yield from``) is an error naming the
@@ -40,6 +41,7 @@ from netfl.algorithms.moves import ModelMoves
 from netfl.algorithms.primitive import primitive
 from netfl.algorithms.rounds import ClientRounds, RoundResult
 from netfl.compute.fleet import Fleet
+from netfl.compute.timing import train_time_s
 from netfl.errors import SimulationError
 from netfl.learn.compress import make_compressor
 from netfl.network.transfer import Network
@@ -150,6 +152,15 @@ class Algorithm(ModelMoves, ClientRounds, AsyncPrimitives):
     def device_speed(self, node: str) -> tuple[float, float]:
         """``node``'s device: its effective FLOP/s and its straggler slowdown factor."""
         return self._fleet.flops(node), self._fleet.slowdown(node)
+
+    def training_time_s(self, client: str, steps: int) -> float:
+        """The simulated seconds ``steps`` local steps take on ``client``'s device at its
+        nominal speed (its FLOP/s and straggler slowdown; no jitter, queue or outage): what a
+        scheduler that knows the devices predicts."""
+        samples = steps * self.trainer.samples_per_step(self._client_index[client],
+                                                        self.spec.batch_size)
+        flops, slowdown = self.device_speed(client)
+        return train_time_s(self.trainer.train_flops_per_sample, samples, flops, slowdown, 1.0)
 
     def stream(self, name: str, *keys: int) -> np.random.Generator:
         """The run's named random stream ``name`` (the same generator on every call); with

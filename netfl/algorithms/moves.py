@@ -84,3 +84,34 @@ class ModelMoves:
                 if ok:
                     return candidate
         return holder
+
+    @primitive
+    def wait_for_contact(self, client: str) -> Generator:
+        """Wait until ``client`` is attached to some edge server (at once where it is now): a
+        vehicle entering an RSU's coverage, a satellite rising over a ground station. Returns
+        that edge server (``world.edge_of``). On a static world a client is always attached.
+        A client that never comes back waits until the run ends (the stall watchdog,
+        ``stop.stall_after``, then stops a run that nothing else moves)."""
+        edge = self.world.edge_of(client)
+        if edge is not None:
+            return edge
+        if self._contact_waiters is None:
+            self._contact_waiters = {}
+            self.world.subscribe(self._on_contact)
+        event = self.env.event()
+        self._contact_waiters.setdefault(client, []).append(event)
+        try:
+            yield event
+        except BaseException:
+            if not event.triggered:
+                self._contact_waiters[client].remove(event)
+            raise
+        return self.world.edge_of(client)
+
+    _contact_waiters: dict | None = None
+
+    def _on_contact(self, client: str, edge: str, attached: bool) -> None:
+        if attached:
+            for event in self._contact_waiters.pop(client, []):
+                event.succeed(edge)
+

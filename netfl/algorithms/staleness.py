@@ -34,3 +34,20 @@ def staleness_weight(kind: str, staleness: int, a: float = 0.5, b: float = 0.0) 
     if kind == "hinge":
         return 1.0 if staleness <= b else 1.0 / (a * (staleness - b) + 1.0)
     raise ValueError(f"unknown staleness function {kind!r}: constant, polynomial or hinge")
+
+
+def time_hinge_weight(elapsed_s: float, hinge_s: float, a_per_s: float) -> float:
+    """s(t) of a staleness measured in time (Razmi et al., "Ground-Assisted Federated Learning
+    in LEO Satellite Constellations", IEEE WCL 2022, eq. (6)): 1 while ``elapsed_s`` <=
+    ``hinge_s``, then 1 / (1 + ``a_per_s`` (elapsed_s - hinge_s)); in (0, 1], not growing with
+    the time.
+
+    Raises:
+        ValueError: a negative time (an update from a version made after it arrived).
+    """
+    if elapsed_s < 0:
+        raise ValueError(f"elapsed time {elapsed_s} s < 0: an update cannot start from a "
+                         f"version made after it arrived")
+    if elapsed_s <= hinge_s:
+        return 1.0
+    return 1.0 / (1.0 + a_per_s * (elapsed_s - hinge_s))

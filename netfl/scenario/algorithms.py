@@ -70,6 +70,7 @@ class FedAvgQsgdSpec(FedAvgSpec):
     kind: Literal["fedavg-qsgd"]
     IMPLEMENTATION = "netfl.algorithms.fedavg:FedAvg"
     WORLDS = ("edge",)
+    SATELLITE_CLIENTS = False
     USES_CLOUD = True
     compression: Compression = QsgdSpec(kind="qsgd")
 
@@ -111,6 +112,7 @@ class HierLocalQsgdSpec(HierFedAvgSpec):
     kind: Literal["hier-local-qsgd"]
     IMPLEMENTATION = "netfl.algorithms.hier_fedavg:HierFedAvg"
     WORLDS = ("edge",)
+    SATELLITE_CLIENTS = False
     USES_CLOUD = True
     local_steps: PositiveInt = 5
     edge_rounds: PositiveInt = 20
@@ -343,6 +345,7 @@ class MllSgdSpec(HflPwpSpec):
 # shows them in)
 import netfl.scenario.async_algorithms  # noqa: E402, F401
 import netfl.scenario.group_fel  # noqa: E402, F401
+import netfl.scenario.satellite_algorithms  # noqa: E402, F401
 
 BuiltinAlgorithm = union_of("algorithms")
 BUILTIN_KINDS = frozenset(algorithm_kinds())

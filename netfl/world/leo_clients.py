@@ -89,6 +89,8 @@ class SatelliteClientWorld(SatelliteAssociation, World):
         radius_km = np.mean([(MU_KM3_S2 / (s.no_kozai / 60.0) ** 2) ** (1 / 3) for s in satrecs])
         self.orbital_speed_mps = math.sqrt(MU_KM3_S2 / radius_km) * 1000.0
         self.orbit_radius_m = float(radius_km) * 1000.0
+        # the longest orbital period (s) in the constellation (mean motion in rad/min)
+        self.orbital_period_s = max(2 * math.pi / (s.no_kozai / 60.0) for s in satrecs)
 
     # ------------------------------------------------------------------------ geometry
 

@@ -29,3 +29,15 @@ def test_a_negative_staleness_and_an_unknown_kind_are_errors():
         staleness_weight("constant", -1)
     with pytest.raises(ValueError, match="unknown staleness function 'linear'"):
         staleness_weight("linear", 1)
+
+
+def test_the_time_hinge_is_one_until_the_hinge_then_one_over_linear():
+    from netfl.algorithms.staleness import time_hinge_weight
+
+    assert time_hinge_weight(0.0, 7700.0, 1e-3) == 1.0
+    assert time_hinge_weight(7700.0, 7700.0, 1e-3) == 1.0
+    assert time_hinge_weight(8700.0, 7700.0, 1e-3) == pytest.approx(0.5)
+    weights = [time_hinge_weight(t, 7700.0, 1e-3) for t in range(0, 50_000, 500)]
+    assert all(0 < w <= 1 for w in weights) and weights == sorted(weights, reverse=True)
+    with pytest.raises(ValueError, match="after it arrived"):
+        time_hinge_weight(-1.0, 7700.0, 1e-3)

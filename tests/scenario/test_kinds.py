@@ -23,16 +23,23 @@ FORMER_GROUP = {"group-fel", "group-fedavg", "group-fedprox", "group-scaffold", 
 ASYNCHRONOUS = {"fedasync", "fedbuff", "hier-async", "async-hfl"}
 FORMER_CLOUD |= ASYNCHRONOUS
 MOBILE |= ASYNCHRONOUS
+# ground-assisted FL: satellites as clients only (a leo world), the cloud behind the stations
+SATELLITE_ONLY = {"fedsat"}
+FORMER_CLOUD |= SATELLITE_ONLY
+# the kinds that run with satellites as clients
+SATELLITE_CLIENTS = {"fedavg", "hier-fedavg"} | ASYNCHRONOUS | SATELLITE_ONLY
 
 
 def test_every_kind_declares_what_the_schema_used_to_list():
-    assert len(algorithm_kinds()) == 19 + len(ASYNCHRONOUS)
+    assert len(algorithm_kinds()) == 19 + len(ASYNCHRONOUS) + len(SATELLITE_ONLY)
     for kind in algorithm_kinds():
         spec = algorithm_spec(kind)
         assert spec.USES_CLOUD == (kind in FORMER_CLOUD), kind
-        assert set(spec.WORLDS) == ({"edge", "iov", "leo"} if kind in MOBILE
-                                    else {"edge"}), kind
+        worlds = ({"leo"} if kind in SATELLITE_ONLY
+                  else {"edge", "iov", "leo"} if kind in MOBILE else {"edge"})
+        assert set(spec.WORLDS) == worlds, kind
         assert spec.CHARGES_COST == (kind in FORMER_GROUP), kind
+        assert spec.SATELLITE_CLIENTS == (kind in SATELLITE_CLIENTS), kind
 
 
 @pytest.mark.parametrize("kind", algorithm_kinds())

@@ -1,0 +1,162 @@
+"""Ground-assisted FL with satellites as clients (fedsat): models move only inside contact
+windows, FedSat's unrolled update keeps the global model the data-weighted sum of every
+satellite's latest model (eq. (7)), the synchronous operation waits for every scheduled
+satellite to connect twice (Algorithm 2), FedAsync's mixing rate follows the time hinge (eq.
+(6)), FedSatSchedule holds the model for a pass long enough to train in, and the section's
+checks."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+from pydantic import ValidationError
+
+import netfl
+from netfl.errors import ScenarioError
+from netfl.scenario.satellite_algorithms import FedSatSpec
+from netfl.sim.trace import ModelMixed, TrainEnd, TransferEnd, TransferStart
+from netfl.simulation import Simulation
+
+STATIONS = [[78.2, 15.4], [-25.9, 27.7]]
+SHELL = {"kind": "walker", "altitude": "500 km", "inclination_deg": 97.4, "planes": 3,
+         "per_plane": 3, "phasing": 1}
+
+
+def satellites(tiny: dict, flops: str = "2 kFLOPS", **algorithm) -> dict:
+    scenario = copy.deepcopy(tiny)
+    scenario.pop("links")
+    scenario["world"] = {"kind": "leo", "clients": "satellites", "constellation": SHELL,
+                         "horizon": "12 h", "cache": False,
+                         "gsl": {"kind": "fixed", "rate": "10 Mbps"},
+                         "ground_stations": {"positions": STATIONS, "min_elevation_deg": 10}}
+    scenario["devices"] = {"clients": {"flops": flops}}
+    scenario["algorithm"] = {"kind": "fedsat", "rounds": 40, "local_steps": 4,
+                             "batch_size": 16} | algorithm
+    scenario["stop"] = {"max_sim_time": "12 h"}
+    return scenario
+
+
+def traced(scenario: dict):
+    sim = Simulation(netfl.load_scenario(scenario))
+    records = []
+    for kind in (ModelMixed, TrainEnd, TransferStart, TransferEnd):
+        sim.trace.subscribe(records.append, kind)
+    sim.run()
+    return sim, records
+
+
+def in_contact(sim, sat: str, t: float, slack: float = 1e-6) -> bool:
+    return any(a - slack <= t <= b + slack for a, b in sim.world.coverage(sat))
+
+
+@pytest.mark.parametrize("algorithm", [{}, {"operation": "synchronous"},
+                                       {"server_update": "fedasync"},
+                                       {"schedule": "next-pass"}])
+def test_models_move_only_while_the_satellite_is_in_contact(tiny, algorithm):
+    sim, records = traced(satellites(tiny, **algorithm))
+    ends = [r for r in records if isinstance(r, TransferEnd)]
+    starts = {r.transfer_id: r for r in records if isinstance(r, TransferStart)}
+    assert ends, "no model moved"
+    for end in ends:
+        sat = end.src if end.src in sim.world.clients else end.dst
+        begun = starts[end.transfer_id].time_s
+        assert in_contact(sim, sat, begun) and in_contact(sim, sat, end.time_s), end
+    mixed = [r for r in records if isinstance(r, ModelMixed)]
+    assert mixed and sim.algorithm.slot.version >= 1
+
+
+def test_satellites_train_between_contacts_when_training_outlasts_a_pass(tiny):
+    # 4 steps x 16 samples x fake 3e5 FLOP at 2 kFLOPS: 160 min, longer than any pass
+    sim, records = traced(satellites(tiny))
+    trained = [r for r in records if isinstance(r, TrainEnd) and r.ok]
+    assert trained and all(r.duration_s > 1800 for r in trained)
+    assert any(not in_contact(sim, r.node, r.time_s) for r in trained)
+
+
+def test_the_unrolled_update_keeps_the_weighted_sum_of_the_latest_models(tiny):
+    sim, records = traced(satellites(tiny))
+    algo = sim.algorithm
+    latest = sum(algo.share[k] * np.asarray(algo.previous[k]) for k in sim.world.clients)
+    assert np.allclose(np.asarray(algo.slot.params), latest)
+    sources = [r.source for r in records if isinstance(r, ModelMixed)]
+    assert len(set(sources)) >= 2
+    weights = {r.source: r.weight for r in records if isinstance(r, ModelMixed)}
+    assert all(w == pytest.approx(algo.share[k]) for k, w in weights.items())
+
+
+def test_the_synchronous_operation_averages_each_epoch_over_all_scheduled(tiny):
+    sim, records = traced(satellites(tiny, operation="synchronous", clients_per_round=3))
+    mixed = [r for r in records if isinstance(r, ModelMixed)]
+    by_version = {}
+    for r in mixed:
+        by_version.setdefault(r.version, []).append(r)
+    assert by_version
+    for rows in by_version.values():
+        assert len(rows) == 3 and len({r.source for r in rows}) == 3
+        assert sum(r.weight for r in rows) == pytest.approx(1.0)
+        assert all(r.staleness == 0 for r in rows)
+
+
+def test_fedasyncs_rate_is_alpha_until_the_hinge_then_falls(tiny):
+    sim, records = traced(satellites(tiny, server_update="fedasync", alpha=0.6,
+                                     staleness={"epsilon": 0.0, "a": 0.001}))
+    hinge = sim.world.orbital_period_s
+    made = sim.algorithm.made_at
+    for r in (r for r in records if isinstance(r, ModelMixed)):
+        elapsed = r.time_s - made[r.base_version]
+        expected = 0.6 if elapsed <= hinge else 0.6 / (1 + 0.001 * (elapsed - hinge))
+        assert r.weight == pytest.approx(expected, rel=1e-6, abs=1e-9)
+
+
+def test_next_pass_holds_the_model_for_a_pass_long_enough_to_train_in(tiny):
+    # 9.6 s of training: passes are longer, so after an upload the model waits for the next
+    # pass, where it is trained and returned within the pass; a satellite trains in its
+    # off-time only where its next pass (within the plan) is too short or beyond the plan
+    sim, records = traced(satellites(tiny, flops="2 MFLOPS", schedule="next-pass"))
+    assert sim.algorithm.counts["models_held_for_next_pass"] > 0
+    trained = [r for r in records if isinstance(r, TrainEnd) and r.ok]
+    assert trained
+    for r in trained:
+        if in_contact(sim, r.node, r.time_s):
+            continue
+        began = r.time_s - r.duration_s
+        spans = sim.world.coverage(r.node)
+        current = max(i for i, (a, _) in enumerate(spans) if a <= began + 1e-6)
+        later = spans[current + 1:]
+        assert not later or later[0][1] - later[0][0] < r.duration_s, r
+    assert sum(in_contact(sim, r.node, r.time_s) for r in trained) > len(trained) / 2
+
+
+def test_fedsat_is_reproducible(tiny):
+    first = netfl.run(satellites(tiny) | {"output": {"plots": False}}, write=False).summary
+    second = netfl.run(satellites(tiny) | {"output": {"plots": False}}, write=False).summary
+    drop = {"host_time_s", "host_time_s_by_part"}
+    assert {k: v for k, v in first.items() if k not in drop} == {
+        k: v for k, v in second.items() if k not in drop}
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"operation": "synchronous", "server_update": "fedasync"}, "Algorithm 3's"),
+    ({"operation": "synchronous", "schedule": "next-pass"}, "Algorithm 3's"),
+    ({"clients_per_round": 3}, "synchronous operation's"),
+    ({"alpha": 0.3}, "FedAsync's"),
+])
+def test_settings_of_the_other_operation_are_refused(fields, message):
+    with pytest.raises(ValidationError, match=message):
+        FedSatSpec.model_validate({"kind": "fedsat"} | fields)
+
+
+def test_a_file_may_spell_out_the_defaults_and_switch_operation():
+    spec = FedSatSpec.model_validate({"kind": "fedsat", "server_update": "unrolled",
+                                      "schedule": "every-contact",
+                                      "operation": "synchronous"})
+    assert spec.operation == "synchronous"
+
+
+def test_fedsat_needs_satellites_as_clients(tiny):
+    scenario = copy.deepcopy(tiny)
+    scenario["algorithm"] = {"kind": "fedsat"}
+    with pytest.raises(ScenarioError, match="does not run on a edge world|leo"):
+        netfl.load_scenario(scenario)
