@@ -100,14 +100,14 @@ def _print_updates(run_dir: Path, summary: dict) -> None:
         if len(paths):
             waited = Table(title="what each version waited for: the life of the update that "
                                  "arrived last among those its step took (median, p90)")
-            for column in ("tier", "versions", "age", "download", "work", "upload",
+            for column in ("tier", "versions", "age", "download", "work", "held", "upload",
                            "waited"):
                 waited.add_column(column, justify="right")
             for tier, rows in paths.groupby("tier", sort=True):
                 age = rows["time_s"] - rows["started_s"]
                 cells = [_p50_p90(values) for values in
                          (age, *(rows[f"{part}_s"] for part in
-                                 ("download", "work", "upload", "waited")))]
+                                 ("download", "work", "held", "upload", "waited")))]
                 waited.add_row(tier, f"{len(rows):,}", *cells)
             out.print(waited)
     top = updates_by_source(updates)

@@ -7,21 +7,24 @@ results stay as they were.
 
 An update's life, from its source's trace: ``started_s`` the start of the download that
 brought its source the model (the last transfer down into the source before it sent),
-``download_s`` that transfer, ``work_s`` from the download's end to its upload's start (local
-training, or an edge server's whole cycle with its clients, and any queue), ``upload_s`` its
-upload, ``waited_s`` from its arrival to the step that took it (a buffer filling, the
-aggregator's lock). They add up to its age, time_s - started_s. Where the source's download
-left no record of its own (a broadcast), the life is empty. The update that arrived last among
-those a step took is what that version waited for: its life is the version's critical path."""
+``download_s`` that transfer, ``work_s`` from the download's end to the end of the source's
+training (or to its upload's start where it trained nothing itself: an edge server's whole
+cycle with its clients; any queue), ``held_s`` from that training's end to the upload's start
+(a satellite out of contact, a vehicle out of coverage: the update ready, no way up),
+``upload_s`` its upload, ``waited_s`` from its arrival to the step that took it (a buffer
+filling, the aggregator's lock). They add up to its age, time_s - started_s. Where the
+source's download left no record of its own (a broadcast), the life is empty. The update that
+arrived last among those a step took is what that version waited for: its life is the
+version's critical path."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from netfl.sim.trace import ModelMixed, TraceBus, TransferEnd
+from netfl.sim.trace import ModelMixed, TraceBus, TrainEnd, TransferEnd
 
-LIFE_COLUMNS = ["started_s", "download_s", "work_s", "upload_s", "waited_s"]
+LIFE_COLUMNS = ["started_s", "download_s", "work_s", "held_s", "upload_s", "waited_s"]
 UPDATE_COLUMNS = ["time_s", "node", "tier", "source", "base_version", "version", "staleness",
                   "weight", *LIFE_COLUMNS]
 _RANK = {"client": 0, "edge": 1, "cloud": 2}
@@ -40,9 +43,15 @@ class UpdateLog:
         self._started: dict[str, tuple] = {}  # source -> (its last download's start, length)
         # (source, arrival) -> the life of the update that arrived then, until a step takes it
         self._arrived: dict[tuple[str, float], tuple] = {}
+        self._trained: dict[str, float] = {}  # source -> when its last training ended
         trace.subscribe(self._mixed, ModelMixed)
         if lives:
             trace.subscribe(self._transfer, TransferEnd)
+            trace.subscribe(self._train_end, TrainEnd)
+
+    def _train_end(self, r: TrainEnd) -> None:
+        if r.ok:
+            self._trained[r.node] = r.time_s
 
     def _transfer(self, r: TransferEnd) -> None:
         down = _RANK[self._tier(r.src)] - _RANK[self._tier(r.dst)]
@@ -50,8 +59,12 @@ class UpdateLog:
             self._started[r.dst] = (r.time_s - r.duration_s, r.duration_s)
         elif down < 0 and (began := self._started.get(r.src)) is not None:
             started, download = began
-            work = r.time_s - r.duration_s - (started + download)
-            self._arrived[(r.src, r.time_s)] = (started, download, work, r.duration_s)
+            sent = r.time_s - r.duration_s
+            trained = self._trained.get(r.src)
+            done = trained if trained is not None and started + download <= trained <= sent \
+                else sent
+            self._arrived[(r.src, r.time_s)] = (started, download, done - started - download,
+                                                sent - done, r.duration_s)
 
     def _life(self, r: ModelMixed) -> tuple:
         """The life of the update ``r`` took, keyed by its source and arrival (the mailbox's

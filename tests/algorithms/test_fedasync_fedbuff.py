@@ -179,7 +179,7 @@ def test_each_updates_life_adds_up_to_its_age_and_a_version_waited_for_its_last(
     updates = pd.read_csv(netfl.run(tiny).path / "updates.csv")
     updates = updates[updates["tier"].isin(lived)]
     assert len(updates) and updates["started_s"].notna().all()
-    parts = updates[["download_s", "work_s", "upload_s", "waited_s"]]
+    parts = updates[["download_s", "work_s", "held_s", "upload_s", "waited_s"]]
     assert (parts >= -1e-9).all().all()
     np.testing.assert_allclose(parts.sum(axis=1), updates["time_s"] - updates["started_s"],
                                rtol=1e-9, atol=1e-9)

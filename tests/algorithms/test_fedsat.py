@@ -160,3 +160,17 @@ def test_fedsat_needs_satellites_as_clients(tiny):
     scenario["algorithm"] = {"kind": "fedsat"}
     with pytest.raises(ScenarioError, match="does not run on a edge world|leo"):
         netfl.load_scenario(scenario)
+
+
+def test_an_updates_life_shows_the_time_it_was_held_out_of_contact(tiny, tmp_path):
+    import pandas as pd
+
+    scenario = satellites(tiny) | {"output": {"dir": str(tmp_path), "plots": False}}
+    updates = pd.read_csv(netfl.run(scenario).path / "updates.csv")
+    parts = updates[["download_s", "work_s", "held_s", "upload_s", "waited_s"]]
+    assert (parts >= -1e-9).all().all()
+    np.testing.assert_allclose(parts.sum(axis=1), updates["time_s"] - updates["started_s"],
+                               rtol=1e-9, atol=1e-6)
+    # 160 min of training ends out of contact: the update waits for the next pass
+    assert (updates["held_s"] > 60).any()
+    assert np.allclose(updates["work_s"], updates["work_s"].iloc[0], rtol=0.01)

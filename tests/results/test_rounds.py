@@ -8,7 +8,7 @@ import pytest
 
 import netfl
 from netfl.results.rounds import PARTS, Activity, critical_path, transfer_part
-from netfl.scenario.kinds import algorithm_kinds
+from netfl.scenario.kinds import algorithm_kinds, algorithm_spec
 from netfl.simulation import Simulation
 from tests.conftest import TINY
 from tests.world.test_iov import iov_scenario
@@ -86,12 +86,19 @@ def run(scenario: dict):
     return result
 
 
-@pytest.mark.parametrize("kind", [k for k in algorithm_kinds() if k != "fed-chs"])
+@pytest.mark.parametrize("kind", [k for k in algorithm_kinds()
+                                  if k != "fed-chs" and "edge" in algorithm_spec(k).WORLDS])
 def test_every_algorithms_rounds_add_up(kind):
     scenario = copy.deepcopy(TINY)
     scenario["algorithm"] = {"kind": kind, "rounds": 3}
     rows = check_rounds(run(scenario))
     assert sum(r["waiting_s"] for r in rows) < sum(r["duration_s"] for r in rows)
+
+
+def test_fedsats_rounds_add_up_with_satellites_as_clients():
+    from tests.algorithms.test_fedsat import satellites
+
+    check_rounds(run(satellites(copy.deepcopy(TINY), rounds=3)))
 
 
 def test_fed_chs_on_a_ring_hands_the_model_over_between_rounds():
