@@ -251,18 +251,46 @@ class DedicatedBeams(Section):
 Beams = Annotated[SharedBeams | DedicatedBeams, Field(discriminator="kind")]
 
 
+class Reconfiguration(Section):
+    """A global schedule that reassigns users to satellites only at its boundaries: every
+    ``period``, ``phase`` seconds past each UTC minute (Starlink's: 15 s, at 12, 27, 42 and 57
+    s past the minute; docs/models/leo.md)."""
+
+    period: PositiveDuration = 15.0
+    phase: Duration = 12.0
+
+    @model_validator(mode="after")
+    def _within_a_period(self) -> Reconfiguration:
+        if self.phase >= self.period:
+            raise ValueError(f"phase {self.phase:g} s must be below the period "
+                             f"({self.period:g} s)")
+        return self
+
+
 class Association(Section):
     """Which satellite in view serves a user (its primary: hierarchical FedAvg's clusters,
     FedAvg's access route): ``longest-remaining`` (the longest rest of its window: the default),
     ``highest-elevation``, or ``earliest-risen`` (the one in view longest, hence about to
     set). A user keeps its satellite until it sets, or until another beats it by
     ``hysteresis_s`` of remaining window (``longest-remaining``) or ``hysteresis_deg`` of
-    elevation (``highest-elevation``), so it does not flap."""
+    elevation (``highest-elevation``), so it does not flap. With ``reconfiguration``, a user's
+    satellite changes only at the schedule's boundaries: at each, the policy (with its
+    hysteresis) picks among the satellites in view for the whole interval ahead, and the user
+    keeps it until the next boundary; only where none stays in view that long is the best in
+    view taken, and replaced as soon as it sets."""
 
     policy: Literal["longest-remaining", "highest-elevation", "earliest-risen"] = (
         "longest-remaining")
     hysteresis_s: NonNegativeFloat = 30.0
     hysteresis_deg: NonNegativeFloat = 5.0
+    reconfiguration: Reconfiguration | None = None
+
+    @model_validator(mode="after")
+    def _scored(self) -> Association:
+        if self.reconfiguration is not None and self.policy == "earliest-risen":
+            raise ValueError("reconfiguration picks by a score at each boundary: use policy "
+                             "longest-remaining or highest-elevation")
+        return self
 
 
 # Coarse contact-plan steps at most: 100 days at the default 10 s step.

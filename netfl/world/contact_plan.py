@@ -282,3 +282,16 @@ def _assemble(n_sats: int, first_visible, last_visible, sat_idx, site_idx, at, r
                           "rise_s": time_all[rises], "set_s": time_all[sets]})
     table = table[table["set_s"] > table["rise_s"]]
     return table.sort_values(["rise_s", "index", "site"], kind="stable").reset_index(drop=True)
+
+
+def merged_intervals(windows: pd.DataFrame, by: str, count: int) -> list[list[tuple]]:
+    """Per index 0..count-1 of column ``by``: the union of its windows, sorted."""
+    merged: list[list[tuple]] = [[] for _ in range(count)]
+    for key, group in windows.sort_values("rise_s").groupby(by, sort=True):
+        spans = merged[int(key)]
+        for rise, set_ in zip(group["rise_s"], group["set_s"], strict=True):
+            if spans and rise <= spans[-1][1]:
+                spans[-1] = (spans[-1][0], max(spans[-1][1], float(set_)))
+            else:
+                spans.append((float(rise), float(set_)))
+    return merged

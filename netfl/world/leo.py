@@ -31,7 +31,7 @@ from sgp4.api import Satrec, SatrecArray
 from netfl.errors import ScenarioError, ScenarioProblem
 from netfl.scenario.leo import LeoWorld, PresetConstellation, TleConstellation, Users
 from netfl.world.base import CLIENT, CLOUD, CLOUD_NAME, EDGE, World, client_name, edge_name
-from netfl.world.contact_plan import contact_windows
+from netfl.world.contact_plan import contact_windows, merged_intervals
 from netfl.world.isl import grid_isl_pairs, isl_notes, isl_windows
 from netfl.world.leo_association import SatelliteAssociation
 from netfl.world.orbits import (
@@ -50,7 +50,8 @@ from netfl.world.orbits import (
     walker_satrecs,
 )
 
-__all__ = ["OrbitWorld", "build_leo_world", "contact_windows", "grid_isl_pairs"]
+__all__ = ["OrbitWorld", "build_leo_world", "contact_windows", "grid_isl_pairs",
+           "merged_intervals"]
 
 
 def user_sites(users: Users, rng: np.random.Generator) -> np.ndarray:
@@ -110,19 +111,6 @@ def infer_planes(sats: list[Satrec], tolerance_deg: float = 1.0) -> list[tuple[i
     return slots
 
 
-def merged_intervals(windows: pd.DataFrame, by: str, count: int) -> list[list[tuple]]:
-    """Per index 0..count-1 of column ``by``: the union of its windows, sorted."""
-    merged: list[list[tuple]] = [[] for _ in range(count)]
-    for key, group in windows.sort_values("rise_s").groupby(by, sort=True):
-        spans = merged[int(key)]
-        for rise, set_ in zip(group["rise_s"], group["set_s"], strict=True):
-            if spans and rise <= spans[-1][1]:
-                spans[-1] = (spans[-1][0], max(spans[-1][1], float(set_)))
-            else:
-                spans.append((float(rise), float(set_)))
-    return merged
-
-
 class OrbitWorld(SatelliteAssociation, World):
     """A LEO world (see the module docstring)."""
 
@@ -157,6 +145,7 @@ class OrbitWorld(SatelliteAssociation, World):
             self._pair_windows.setdefault((int(u), int(k)), []).append((float(rise),
                                                                         float(set_)))
         self._primary: dict[str, str] = {}
+        self._decided: dict[str, list] = {}  # reconfiguration: the boundary each was decided at
         self._served: dict[str, str] = {}  # the serving satellite last seen per user
         self.serving_changes = 0  # users moved to another serving satellite (seen when asked)
         self._serving_listeners: list = []

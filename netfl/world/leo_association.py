@@ -20,8 +20,9 @@ from netfl.world.orbits import elevation_deg
 class SatelliteAssociation:
     """Needs from the world: ``spec.association``, ``edges_of``, ``sat_positions``,
     ``_pair_windows`` ((user, satellite) index -> sorted windows), ``_user``, ``_index``,
-    ``_site_km``, ``_up``, ``_primary`` and ``_served`` (dicts), ``_serving_listeners`` (a list),
-    ``serving_changes`` (a count) and ``_env`` (set when the run starts)."""
+    ``_site_km``, ``_up``, ``_primary``, ``_decided`` and ``_served`` (dicts),
+    ``_serving_listeners`` (a list), ``serving_changes`` (a count) and ``_env`` (set when the
+    run starts)."""
 
     # -------------------------------------------------------------------- association
 
@@ -58,12 +59,51 @@ class SatelliteAssociation:
             score, margin = self.window_left_s, association.hysteresis_s
         else:
             score, margin = self.elevation_deg, association.hysteresis_deg
+        if association.reconfiguration is not None:
+            return self._at_boundary(client, attached, score, margin, now)
         scores = {sat: score(client, sat, now) for sat in attached}
         best = max(attached, key=lambda sat: (scores[sat], -attached.index(sat)))
         if current in scores and scores[best] <= scores[current] + margin:
             return current
         self._primary[client] = best
         return best
+
+    def _at_boundary(self, client: str, attached: list[str], score, margin: float,
+                     now: float) -> str:
+        """The satellite the global schedule gave ``client`` at its last boundary (decided
+        when first asked after it, from the scores at the boundary): among those in view for
+        the whole interval ahead, by the policy with its hysteresis; where none is, the best in
+        view now (kept while in view)."""
+        period = self.spec.association.reconfiguration.period
+        boundary = self.last_boundary_s(now)
+        current = self._primary.get(client)
+        decided = self._decided.setdefault(client, [None])
+        if decided[0] == boundary and current in attached:
+            return current
+        whole = [sat for sat in attached if self.window_left_s(client, sat, boundary) >= period]
+        if not whole:
+            best = current if current in attached else max(
+                attached, key=lambda sat: (score(client, sat, now), -attached.index(sat)))
+        else:
+            scores = {sat: score(client, sat, boundary) for sat in whole}
+            best = max(whole, key=lambda sat: (scores[sat], -attached.index(sat)))
+            if current in scores and scores[best] <= scores[current] + margin:
+                best = current
+        decided[0] = boundary
+        self._primary[client] = best
+        return best
+
+    def last_boundary_s(self, t: float) -> float:
+        """The last boundary of the reconfiguration schedule at or before ``t`` (simulated
+        seconds; boundaries fall ``phase`` s past each UTC minute, every ``period``)."""
+        schedule = self.spec.association.reconfiguration
+        start = self.spec.start
+        past_minute = start.second + start.microsecond / 1e6  # at simulated time 0
+        since = (past_minute + t - schedule.phase) % schedule.period
+        boundary = t - since
+        if t - boundary >= schedule.period - 1e-9:  # t on a boundary, rounding aside
+            boundary += schedule.period
+        return boundary
 
     def window_left_s(self, client: str, sat: str, t: float) -> float:
         """How long ``sat`` stays in ``client``'s view from ``t`` (0 when it is not in view)."""

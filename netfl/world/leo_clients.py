@@ -81,6 +81,7 @@ class SatelliteClientWorld(SatelliteAssociation, World):
         self._cover = merged_intervals(windows, "sat", len(clients))
         self._cover_start = [[a for a, _ in spans] for spans in self._cover]
         self._primary: dict[str, str] = {}
+        self._decided: dict[str, list] = {}  # reconfiguration: the boundary each was decided at
         self._served: dict[str, str] = {}
         self.serving_changes = 0
         self._serving_listeners: list = []

@@ -327,6 +327,45 @@ def test_hysteresis_keeps_the_primary_until_it_sets():
     assert changes > 0
 
 
+@pytest.mark.parametrize("policy", ["longest-remaining", "highest-elevation"])
+def test_a_reconfiguration_schedule_moves_users_only_at_its_boundaries(policy):
+    # Starlink's global schedule: every 15 s, 12 s past each minute (the start is on a minute)
+    world = build_leo_world(world_spec(association={
+        "policy": policy, "hysteresis_s": 0, "hysteresis_deg": 0,
+        "reconfiguration": {"period": "15 s", "phase": "12 s"}}), np.random.default_rng(0))
+    times = np.arange(0.5, HORIZON, 1.0)
+    samples = _primaries(world, times)
+    boundaries = {12.0 + 15.0 * k for k in range(int(HORIZON / 15) + 2)}
+    changes = 0
+    for t, before, after in zip(times[1:], samples, samples[1:], strict=False):
+        crossed = any(t - 1.0 < b <= t for b in boundaries)
+        for client, (primary, view, left, _) in after.items():
+            old = before[client][0]
+            if old is None or primary == old:
+                continue
+            changes += 1
+            # a move between boundaries only where the old satellite set
+            assert crossed or old not in view, (t, client)
+    assert changes > 0
+    assert world.last_boundary_s(12.0) == 12.0 and world.last_boundary_s(11.9) == -3.0
+    assert world.last_boundary_s(26.99) == 12.0 and world.last_boundary_s(27.0) == 27.0
+
+
+def test_at_a_boundary_the_satellite_stays_in_view_for_the_interval():
+    world = build_leo_world(world_spec(association={
+        "reconfiguration": {"period": "15 s", "phase": "12 s"}}), np.random.default_rng(0))
+    boundary_times = np.arange(12.0, HORIZON, 15.0 * 7)  # sampled just at boundaries
+    for sample in _primaries(world, boundary_times):
+        for primary, view, left, _ in sample.values():
+            if primary is not None and max(left.values()) >= 15.0:
+                assert left[primary] >= 15.0
+
+
+def test_reconfiguration_needs_a_scored_policy():
+    with pytest.raises(ValueError, match="longest-remaining or highest-elevation"):
+        world_spec(association={"policy": "earliest-risen", "reconfiguration": {}})
+
+
 def test_primary_clients_of_splits_users_seeing_several_satellites(world):
     c0, c1 = world.clients[:2]
     e0, e1 = world.edge_servers[:2]
