@@ -306,7 +306,10 @@ def contact_chart_figure(spans: dict[str, list[tuple[float, float]]],
     ax.set_xlim(0, max(t_end_s, 1e-9))
     ax.set_ylim(-1, max(len(rows), 1))
     ax.set_xlabel("simulated time (s)")
-    ax.set_ylabel(f"satellite ({len(rows)} in view of {seen_by}, by first rise)")
+    label = f"satellite ({len(rows)} in view of {seen_by}, by first rise)"
+    if fig.get_figheight() < 4.0 and len(label) > 40:  # a short chart: the label on two lines
+        label = label.replace(", by", ",\nby")
+    ax.set_ylabel(label)
     ax.set_yticks([])
     ax.set_title(wrap_title(title))
     fig.tight_layout()
