@@ -21,6 +21,7 @@ only grazing passes of a few seconds are). Results are cached on disk, keyed by 
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import math
@@ -295,3 +296,13 @@ def merged_intervals(windows: pd.DataFrame, by: str, count: int) -> list[list[tu
             else:
                 spans.append((float(rise), float(set_)))
     return merged
+
+
+def time_left_s(spans: list[tuple[float, float]], starts: list[float], t: float) -> float:
+    """How long the span of ``spans`` (sorted, disjoint; ``starts`` their starts) that holds
+    ``t`` lasts from ``t``: 0 where none does."""
+    i = bisect.bisect_right(starts, t) - 1
+    if i < 0:
+        return 0.0
+    end = spans[i][1]
+    return end - t if t < end else 0.0

@@ -31,7 +31,7 @@ from sgp4.api import Satrec, SatrecArray
 from netfl.errors import ScenarioError, ScenarioProblem
 from netfl.scenario.leo import LeoWorld, PresetConstellation, TleConstellation, Users
 from netfl.world.base import CLIENT, CLOUD, CLOUD_NAME, EDGE, World, client_name, edge_name
-from netfl.world.contact_plan import contact_windows, merged_intervals
+from netfl.world.contact_plan import contact_windows, merged_intervals, time_left_s
 from netfl.world.isl import grid_isl_pairs, isl_notes, isl_windows
 from netfl.world.leo_association import SatelliteAssociation
 from netfl.world.orbits import (
@@ -217,11 +217,7 @@ class OrbitWorld(SatelliteAssociation, World):
     def remaining_s(self, sat: str, t: float) -> float:
         """How long ``sat`` still sees at least one user, from ``t`` (0 when it sees none)."""
         k = self._index[sat]
-        i = bisect.bisect_right(self._cover_start[k], t) - 1
-        if i < 0:
-            return 0.0
-        end = self._cover[k][i][1]
-        return max(end - t, 0.0) if t < end else 0.0
+        return time_left_s(self._cover[k], self._cover_start[k], t)
 
     def satellite_records(self, sats: list[str]) -> list:
         """The SGP4 records of ``sats`` (names of edge servers)."""

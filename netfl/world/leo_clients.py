@@ -33,7 +33,7 @@ from sgp4.api import Satrec, SatrecArray
 from netfl.errors import ScenarioError, ScenarioProblem
 from netfl.scenario.leo import DedicatedBeams, LeoWorld
 from netfl.world.base import CLIENT, CLOUD, CLOUD_NAME, EDGE, World, client_name, edge_name
-from netfl.world.contact_plan import contact_windows
+from netfl.world.contact_plan import contact_windows, time_left_s
 from netfl.world.leo import merged_intervals
 from netfl.world.leo_association import SatelliteAssociation
 from netfl.world.orbits import (
@@ -137,11 +137,7 @@ class SatelliteClientWorld(SatelliteAssociation, World):
     def contact_left_s(self, client: str, t: float) -> float:
         """How long ``client`` stays in contact with some station from ``t`` (0: none)."""
         k = self._user[client]
-        i = bisect.bisect_right(self._cover_start[k], t) - 1
-        if i < 0:
-            return 0.0
-        end = self._cover[k][i][1]
-        return end - t if t < end else 0.0
+        return time_left_s(self._cover[k], self._cover_start[k], t)
 
     def next_contact_s(self, client: str, t: float) -> float | None:
         """The start of ``client``'s next contact after ``t`` (``t`` itself while in one; None
