@@ -13,7 +13,9 @@ Satellite k (the protocol of Sec. III-A; Algorithm 1 on board):
         if SCHEDULE(k, t): receive (x_i, i); local_steps of SGD on f + lambda/2 ||x - x_i||^2
                            from x_i on board, in contact or not      -> an update to push
         else:              leave this pass (no new connection until the next one)
-    Connections start at a contact's start or as soon as a computation ends in one.
+    Connections start at a contact's start. A computation that ends in the pass its model came
+    in is returned at the next pass (exchanges_per_pass: one; a model next-pass held for this
+    pass excepted), or at once (many).
 
 Algorithm 3 (operation: asynchronous), the server on each update (x_k, tau):
     i <- i + 1;  x_i <- SERVERUPDATE(i, tau, x_{i-1}, x_k)
@@ -60,6 +62,7 @@ class FedSat(Algorithm):
         self.answer: dict[str, object] = {}  # k -> the event of its update being taken
         self.to_send: set[str] = set()  # synchronous: S_i, those yet to get the epoch's model
         self.at_next_pass: set[str] = set()  # next-pass: told to take the model then
+        self.held_model = False  # the model scheduled() just gave was held for this pass
         self.counts = Counter()
         for k in self.world.clients:
             self.background(self.satellite(k))
@@ -143,6 +146,7 @@ class FedSat(Algorithm):
             if not self.scheduled(k):
                 yield from self.leave_pass(k)
                 continue
+            held = self.held_model  # read before any other satellite's SCHEDULE runs
             base, version = slot.params, slot.version
             if spec.operation == "asynchronous":
                 self.select(cloud, [k], version)
@@ -151,13 +155,18 @@ class FedSat(Algorithm):
                     self.to_send.add(k)  # it still needs the epoch's model
                 yield from self.leave_pass(k)
                 continue
+            got_at = self.env.now
             if (yield from self.local_compute(k, version, spec.local_steps)):
                 self.pending[k] = Update(k, self.train_later(k, base, prox_mu=spec.prox),
                                          version, self.share[k])
+            if spec.exchanges_per_pass == "one" and not held and self.same_pass(k, got_at):
+                yield from self.leave_pass(k)  # one exchange a pass: returned at the next
 
     def scheduled(self, k: str) -> bool:
-        """SCHEDULE(k, t): whether ``k`` takes the model at this connection."""
+        """SCHEDULE(k, t): whether ``k`` takes the model at this connection (``held_model``:
+        the model next-pass held for this pass)."""
         spec = self.spec
+        self.held_model = False
         if spec.operation == "synchronous":
             if k in self.to_send:
                 self.to_send.discard(k)
@@ -167,6 +176,7 @@ class FedSat(Algorithm):
             return True
         if k in self.at_next_pass:
             self.at_next_pass.discard(k)
+            self.held_model = True
             return True
         world, now = self.world, self.env.now
         rise = world.next_contact_s(k, now + world.contact_left_s(k, now) + 1e-6)
@@ -176,6 +186,11 @@ class FedSat(Algorithm):
             self.counts["models_held_for_next_pass"] += 1
             return False
         return True
+
+    def same_pass(self, k: str, then: float) -> bool:
+        """Whether ``k`` is still in the contact it was in at ``then``."""
+        now = self.env.now
+        return self.world.in_contact(k, now) and then + self.world.contact_left_s(k, then) > now
 
     def leave_pass(self, k: str) -> Generator:
         """Wait out ``k``'s current contact (the connection terminated for this pass)."""

@@ -49,6 +49,14 @@ class FedSatSpec(AlgorithmSpec):
         contact, as the WCL paper's runs) or ``next-pass`` (FedSatSchedule, EUSIPCO 2022: at a
         contact, when the satellite's next pass is long enough to train in, it gets the model
         at that pass's start, trains and uploads within it; otherwise now).
+    exchanges_per_pass: ``one`` (the default): a satellite that took a model in a pass trains
+        it and returns it at its next pass, even where its training ends within this one
+        ("the algorithm ... determine[s] whether the satellite trains the next model iteration
+        while being offline or during its next visit", EUSIPCO 2022, Sec. III; the WCL paper
+        leaves "multiple data exchanges during a single GS pass" to future work), except the
+        model ``next-pass`` holds for a pass, returned within it; ``many``: it connects again
+        as soon as its training ends in a pass (the WCL protocol's "directly upon completion
+        of a communication task", read as a computation task).
     rounds: global epochs (model versions) T.
     clients_per_round: satellites an epoch schedules (synchronous; all when null).
     prox: lambda of eq. (5): local steps on f(x) + lambda/2 ||x - x_0||^2 (0 in the papers'
@@ -66,6 +74,7 @@ class FedSatSpec(AlgorithmSpec):
     alpha: float = Field(0.5, gt=0, le=1, description="FedAsync's base mixing weight alpha'")
     staleness: TimeHinge | None = TimeHinge()
     schedule: Literal["every-contact", "next-pass"] = "every-contact"
+    exchanges_per_pass: Literal["one", "many"] = "one"
     clients_per_round: PositiveInt | None = None
     prox: NonNegativeFloat = 0.0
     rounds: PositiveInt = 1000

@@ -174,3 +174,25 @@ def test_an_updates_life_shows_the_time_it_was_held_out_of_contact(tiny, tmp_pat
     # 160 min of training ends out of contact: the update waits for the next pass
     assert (updates["held_s"] > 60).any()
     assert np.allclose(updates["work_s"], updates["work_s"].iloc[0], rtol=0.01)
+
+
+def _downloads_per_pass(sim, records) -> list[int]:
+    counts = {}
+    for r in records:
+        if isinstance(r, TransferEnd) and r.dst in sim.world.clients:
+            spans = sim.world.coverage(r.dst)
+            i = max(i for i, (a, _) in enumerate(spans) if a <= r.time_s + 1e-6)
+            counts[(r.dst, i)] = counts.get((r.dst, i), 0) + 1
+    return list(counts.values())
+
+
+@pytest.mark.parametrize("schedule", ["every-contact", "next-pass"])
+def test_one_exchange_a_pass_unless_told_many(tiny, schedule):
+    # 9.6 s of training, well inside a pass: "one" returns it at the next pass (next-pass:
+    # the model held for a pass is returned within it, and may be followed by one more)
+    sim, records = traced(satellites(tiny, flops="2 MFLOPS", schedule=schedule))
+    per_pass = _downloads_per_pass(sim, records)
+    assert per_pass and max(per_pass) <= (1 if schedule == "every-contact" else 2)
+    many, records = traced(satellites(tiny, flops="2 MFLOPS", schedule=schedule,
+                                      exchanges_per_pass="many"))
+    assert max(_downloads_per_pass(many, records)) > 2

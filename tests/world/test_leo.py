@@ -339,7 +339,7 @@ def test_a_reconfiguration_schedule_moves_users_only_at_its_boundaries(policy):
     changes = 0
     for t, before, after in zip(times[1:], samples, samples[1:], strict=False):
         crossed = any(t - 1.0 < b <= t for b in boundaries)
-        for client, (primary, view, left, _) in after.items():
+        for client, (primary, view, _left, _) in after.items():
             old = before[client][0]
             if old is None or primary == old:
                 continue
@@ -356,7 +356,7 @@ def test_at_a_boundary_the_satellite_stays_in_view_for_the_interval():
         "reconfiguration": {"period": "15 s", "phase": "12 s"}}), np.random.default_rng(0))
     boundary_times = np.arange(12.0, HORIZON, 15.0 * 7)  # sampled just at boundaries
     for sample in _primaries(world, boundary_times):
-        for primary, view, left, _ in sample.values():
+        for primary, _view, left, _ in sample.values():
             if primary is not None and max(left.values()) >= 15.0:
                 assert left[primary] >= 15.0
 
