@@ -72,12 +72,6 @@ def analyze(
             out.print("lost by cause: " + ", ".join(f"{k} {v:,}" for k, v in lost.items()))
 
 
-def _p50_p90(values) -> str:
-    """'median / p90' of a column of seconds."""
-    return (f"{format_duration(float(values.quantile(0.5)))} / "
-            f"{format_duration(float(values.quantile(0.9)))}")
-
-
 def _print_updates(run_dir: Path, summary: dict) -> None:
     """An asynchronous run: its model versions, their updates' staleness per tier, and who
     contributed most (a round table would describe versions microseconds apart as rounds)."""
@@ -99,16 +93,19 @@ def _print_updates(run_dir: Path, summary: dict) -> None:
         paths = version_paths(updates)
         if len(paths):
             waited = Table(title="what each version waited for: the life of the update that "
-                                 "arrived last among those its step took (median, p90)")
-            for column in ("tier", "versions", "age", "download", "work", "held", "upload",
-                           "waited"):
-                waited.add_column(column, justify="right")
-            for tier, rows in paths.groupby("tier", sort=True):
-                age = rows["time_s"] - rows["started_s"]
-                cells = [_p50_p90(values) for values in
-                         (age, *(rows[f"{part}_s"] for part in
-                                 ("download", "work", "held", "upload", "waited")))]
-                waited.add_row(tier, f"{len(rows):,}", *cells)
+                                 "arrived last among those its step took")
+            tiers = list(paths.groupby("tier", sort=True))
+            waited.add_column("", justify="left")
+            for tier, rows in tiers:
+                waited.add_column(f"{tier} ({len(rows):,} versions)\nmedian", justify="right")
+                waited.add_column("\np90", justify="right")
+            for part in ("age", "download", "work", "held", "upload", "waited"):
+                cells = []
+                for _, rows in tiers:
+                    values = (rows["time_s"] - rows["started_s"] if part == "age"
+                              else rows[f"{part}_s"])
+                    cells += [format_duration(float(values.quantile(q))) for q in (0.5, 0.9)]
+                waited.add_row(part, *cells)
             out.print(waited)
     top = updates_by_source(updates)
     table = Table(title=f"the {len(top)} most frequent sources")

@@ -144,6 +144,11 @@ def test_analyze_reports_versions_and_staleness_not_rounds_for_an_asynchronous_r
     assert shown.exit_code == 0, shown.output
     assert "'rounds' are model versions; 8 updates went in" in shown.output
     assert "most frequent sources" in shown.output and "slowest rounds" not in shown.output
+    # what the versions waited for: a row per part of an update's life, median and p90
+    lines = shown.output.splitlines()
+    assert any("cloud (8 versions)" in line for line in lines)
+    for part in ("age", "download", "work", "held", "upload", "waited"):
+        assert any(line.strip("│ ").startswith(part) for line in lines), part
 
 
 def test_participation_counts_the_clients_drawn_as_selected(tiny, tmp_path):
