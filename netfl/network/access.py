@@ -71,9 +71,16 @@ class MobileAccess:
             self.broadcast_rate_bps = medium.broadcast_rate
         self._cells: dict[str, Dot11Cell | LteCell] = {}
         beams = getattr(spec, "beams", None)
-        self._beams = (BeamPlan(network.fabric, beams.diameter, beams.per_satellite,
-                                beams.background(self.world.access_radio_spec.kind))
-                       if beams is not None and beams.kind == "shared" else None)
+        self._beams = None
+        if beams is not None and beams.kind == "shared":
+            start = spec.start
+            day_start = start.hour + start.minute / 60 + start.second / 3600
+            self._beams = BeamPlan(network.fabric, beams.diameter, beams.per_satellite,
+                                   beams.background(self.world.access_radio_spec.kind),
+                                   beams.background_by_hour,
+                                   lambda: (day_start + self.env.now / 3600.0) % 24.0)
+            if beams.background_by_hour is not None:
+                self.env.process(self._turn_hours())
         self._pool_of: dict = {}  # a beam user's channel -> its pool
         self.propagation = getattr(self.world, "propagation_delays", False)
         self.interval_s = spec.rate_update.interval
@@ -100,6 +107,11 @@ class MobileAccess:
                 Serving(time_s=self.env.now, client=client, cell=sat)))
         if hasattr(self.world, "link_delays_s"):
             self.env.process(self._update_delays(spec.delay_update))
+
+    def _turn_hours(self):
+        """A load that varies with the hour: each beam's background as its local hour turns."""
+        while True:
+            yield self.env.timeout(self._beams.advance() * 3600.0)
 
     def _on_feeder(self, u: str, v: str, up: bool) -> None:
         link = self.network.link(u, v)

@@ -46,6 +46,14 @@ class ScheduledPool:
         self._rates[channel] = float(rate_bps)
         return channel
 
+    def set_background(self, background: float) -> None:
+        """The beam's background users changed (the hour turned): every member re-shares."""
+        if background == self.background:
+            return
+        self.background = background
+        for channel in self._rates:
+            self._share(channel, len(self._active))
+
     def set_rate(self, channel: Channel, rate_bps: float) -> None:
         """A user's rate alone changed (the satellite moved)."""
         self._rates[channel] = float(rate_bps)
@@ -76,17 +84,38 @@ class ScheduledPool:
 class BeamPlan:
     """Which beam of a satellite serves a user (see the module docstring)."""
 
-    def __init__(self, fabric, diameter_m: float, per_satellite: int, background: int = 0):
+    def __init__(self, fabric, diameter_m: float, per_satellite: int, background: int = 0,
+                 by_hour: list[float] | None = None, utc_hours=None):
+        """``by_hour``: background users per local hour (instead of ``background``);
+        ``utc_hours()``: the UTC time of day now, in hours (with ``by_hour``)."""
         self._fabric, self.diameter_m, self.per_satellite = fabric, diameter_m, per_satellite
-        self.background = background
+        self.background, self.by_hour, self._utc_hours = background, by_hour, utc_hours
         self._beams: dict[str, list[tuple[ScheduledPool, ScheduledPool]]] = {}
         self._cell_beam: dict[tuple[str, tuple[int, int]], int] = {}
+        self._cell_lon: dict[tuple[int, int], float] = {}
+        self._pool_lon: list[tuple[float, ScheduledPool]] = []
 
     def cell(self, lat_deg: float, lon_deg: float) -> tuple[int, int]:
         """The ground cell (about ``diameter_m`` across) of a site."""
         step = math.degrees(self.diameter_m / MEAN_EARTH_RADIUS_M)
-        return (math.floor(lat_deg / step),
+        cell = (math.floor(lat_deg / step),
                 math.floor(lon_deg * math.cos(math.radians(lat_deg)) / step))
+        self._cell_lon.setdefault(cell, lon_deg)
+        return cell
+
+    def background_at(self, lon_deg: float) -> float:
+        """A beam's background users now at a cell of longitude ``lon_deg``."""
+        if self.by_hour is None:
+            return self.background
+        return self.by_hour[local_hour(self._utc_hours(), lon_deg)]
+
+    def advance(self) -> float:
+        """Set every beam's background for the hour now; returns the hours until the next
+        beam's local hour turns (1 with no beam yet)."""
+        now = self._utc_hours()
+        for lon, pool in self._pool_lon:
+            pool.set_background(self.by_hour[local_hour(now, lon)])
+        return min((1.0 - (now + lon / 15.0) % 1.0 for lon, _ in self._pool_lon), default=1.0)
 
     def pools(self, sat: str, cell: tuple[int, int]) -> tuple[ScheduledPool, ScheduledPool]:
         """(uplink, downlink) pools of the beam of ``sat`` that serves ``cell``."""
@@ -95,11 +124,19 @@ class BeamPlan:
         if index is None:
             if len(beams) < self.per_satellite:
                 index = len(beams)
-                beams.append((ScheduledPool(self._fabric, f"{sat} beam {index} up",
-                                            self.background),
-                              ScheduledPool(self._fabric, f"{sat} beam {index} down",
-                                            self.background)))
+                lon = self._cell_lon.get(cell, 0.0)
+                pair = (ScheduledPool(self._fabric, f"{sat} beam {index} up",
+                                      self.background_at(lon)),
+                        ScheduledPool(self._fabric, f"{sat} beam {index} down",
+                                      self.background_at(lon)))
+                beams.append(pair)
+                self._pool_lon += [(lon, pool) for pool in pair]
             else:
                 index = min(range(len(beams)), key=lambda b: (beams[b][0].users, b))
             self._cell_beam[(sat, cell)] = index
         return beams[index]
+
+
+def local_hour(utc_hours: float, lon_deg: float) -> int:
+    """The local (solar) hour 0-23 at longitude ``lon_deg`` when UTC is ``utc_hours``."""
+    return int(math.floor((utc_hours + lon_deg / 15.0) % 24.0 + 1e-9)) % 24

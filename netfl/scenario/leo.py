@@ -234,6 +234,20 @@ class SharedBeams(Section):
     diameter: PositiveDistance = Field(25_000.0, description="a beam's footprint on the ground")
     per_satellite: PositiveInt = 16
     background_users: NonNegativeInt | None = None
+    background_by_hour: list[NonNegativeFloat] | None = Field(
+        None, description="a beam's background users in each local hour 0-23 (solar time at "
+        "its cell; fractions are average active users): load that varies with the hour, "
+        "instead of background_users")
+
+    @model_validator(mode="after")
+    def _a_day(self) -> SharedBeams:
+        if self.background_by_hour is not None:
+            if len(self.background_by_hour) != 24:
+                raise ValueError(f"background_by_hour needs 24 values (local hours 0-23), got "
+                                 f"{len(self.background_by_hour)}")
+            if self.background_users is not None:
+                raise ValueError("give background_users or background_by_hour, not both")
+        return self
 
     def background(self, gsl_kind: str) -> int:
         if self.background_users is not None:

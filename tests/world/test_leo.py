@@ -835,6 +835,59 @@ def test_a_beams_background_users_take_their_shares():
     assert ended - began == pytest.approx(8e6 / 1e6 + slant / SPEED_OF_LIGHT_MPS, rel=1e-3)
 
 
+def test_a_load_that_varies_with_the_hour_follows_the_beams_local_time():
+    from netfl.network.beam import local_hour
+
+    assert local_hour(0.0, 0.0) == 0 and local_hour(23.5, 15.0) == 0
+    assert local_hour(12.0, 116.4) == 19 and local_hour(1.0, -120.0) == 17
+
+    def bench(profile):
+        return LeoBench(gsl={"kind": "fixed", "rate": "10 Mbps"},
+                        beams={"kind": "shared", "background_by_hour": profile},
+                        start="2026-01-01T12:25:00Z")
+
+    first = bench([1.0] * 24)
+    client, sat, rise, _ = first.window()
+    lon = float(first.world.site(client)[1])
+    hour = local_hour(12 + 25 / 60 + (rise + 1.0) / 3600, lon)  # the transfer's local hour
+    for busy, users in ((hour, 4.0), ((hour + 1) % 24, 1.0)):
+        profile = [1.0] * 24
+        profile[busy] = 4.0  # 4 background users in one local hour, 1 in the others
+        run = bench(profile)
+        done = {}
+        run.send_at(rise + 1.0, client, sat, 1e6, done, "x")
+        run.env.run(until=rise + 100)
+        began, ended = done["x"]
+        slant = run.world.distance_m(client, sat, began)
+        assert local_hour(12 + 25 / 60 + ended / 3600, lon) == hour  # no turn meanwhile
+        assert ended - began == pytest.approx(8e6 / (10e6 / (1 + users))
+                                              + slant / SPEED_OF_LIGHT_MPS, rel=1e-3)
+
+
+def test_a_beams_background_changes_as_its_local_hour_turns():
+    from netfl.network.beam import BeamPlan
+
+    now = [10.25]  # UTC hours
+    profile = [float(h) for h in range(24)]  # h background users in local hour h
+    bench = LeoBench()
+    plan = BeamPlan(bench.network.fabric, 25e3, 16, 0, profile, lambda: now[0])
+    up, _ = plan.pools("e0", plan.cell(0.0, 30.0))  # UTC + 2 h: local 12:15
+    channel = up.member("c0->e0", 26e6)
+    assert channel.capacity_bps == pytest.approx(26e6 / (1 + 12))
+    assert plan.advance() == pytest.approx(0.75)  # until 13:00 local
+    now[0] = 11.0
+    plan.advance()
+    assert channel.capacity_bps == pytest.approx(26e6 / (1 + 13))
+
+
+def test_background_by_hour_needs_a_whole_day():
+    with pytest.raises(ValueError, match="24 values"):
+        world_spec(beams={"kind": "shared", "background_by_hour": [1.0] * 23})
+    with pytest.raises(ValueError, match="not both"):
+        world_spec(beams={"kind": "shared", "background_by_hour": [1.0] * 24,
+                          "background_users": 3})
+
+
 def test_association_elevations_agree_with_skyfield(world):
     sf = pytest.importorskip("skyfield.api")
     from datetime import timedelta
