@@ -26,6 +26,7 @@ from netfl.network.flow import Channel
 from netfl.network.link import Link, LossModel
 from netfl.network.lte import RESOURCE_BLOCKS, LteCell
 from netfl.network.radio import SPEED_OF_LIGHT_MPS, AccessRadio
+from netfl.network.weather import weather_model
 from netfl.sim.trace import Association, LinkState, Serving
 from netfl.world.base import CLIENT
 
@@ -61,8 +62,10 @@ class MobileAccess:
         self.medium = medium
         self.dot11p = medium is not None and medium.kind == "802.11p"
         self.lte = medium is not None and medium.kind in ("lte", "c-v2x")
+        weather = getattr(self.world.access_radio_spec, "weather", None)
         self.radio = AccessRadio(self.world.access_radio_spec, dot11p=self.dot11p,
-                                 orbit_radius_m=getattr(self.world, "orbit_radius_m", 0.0))
+                                 orbit_radius_m=getattr(self.world, "orbit_radius_m", 0.0),
+                                 weather=None if weather is None else weather_model(weather))
         self.broadcast_rate_bps = 0.0  # > 0: RSUs broadcast the downlink at this rate
         if self.dot11p:
             self._dcf = DcfParameters(medium.aifsn, medium.cw_min, medium.cw_max)
@@ -165,7 +168,7 @@ class MobileAccess:
         spec = self._access_spec
         distance = self.world.distance_m(client, rsu, self.env.now)
         offset = self._offset(client, rsu)
-        up, down = self._rates(distance, 0.0, offset)
+        up, down = self._rates(distance, 0.0, offset, (client, rsu))
         loss, loss_rng = LossModel(), None
         if spec.loss.kind == "retransmit":
             loss = LossModel(spec.loss.probability, spec.loss.max_retransmissions)
@@ -278,10 +281,17 @@ class MobileAccess:
         return here[0] - there[0], here[1] - there[1]
 
     def _rates(self, distance_m: float, shadowing_db: float,
-               offset_xy: tuple[float, float] | None = None) -> tuple[float, float]:
+               offset_xy: tuple[float, float] | None = None,
+               ground: tuple[str, str] | None = None) -> tuple[float, float]:
         """(uplink, downlink) capacity: the radio's rates times the goodput of rate-reduction
-        loss (on an 802.11p medium: the PHY rates; the cell charges the loss per frame)."""
-        up, down = self.radio.rates_bps(distance_m, shadowing_db, offset_xy)
+        loss (on an 802.11p medium: the PHY rates; the cell charges the loss per frame).
+        ``ground``: the link's (client, edge) where a link budget's weather needs its ground
+        site's latitude."""
+        latitude = 0.0
+        if ground is not None and self.radio.weather is not None:
+            latitude = self.world.ground_latitude(*ground)
+        up, down = self.radio.rates_bps(distance_m, shadowing_db, offset_xy, latitude,
+                                        self.env.now)
         if self.dot11p:
             return up, down
         return up * self._goodput, down * self._goodput
@@ -331,7 +341,7 @@ class MobileAccess:
             if self.propagation:
                 link.delay_s = distance / SPEED_OF_LIGHT_MPS
             return
-        up, down = self._rates(distance, shadow_db, offset)
+        up, down = self._rates(distance, shadow_db, offset, (client, server))
         if self.dot11p:
             self._cells[server].set_rates(link.channel(client, server), up, down)
             self._signal(link, up > 0 and down > 0)

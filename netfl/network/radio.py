@@ -156,8 +156,11 @@ class AccessRadio:
     C/N0 = EIRP - FSPL + G/T - k, a budget per direction: ``satlink``). With ``dot11p``, the
     rates are 802.11p PHY rates: the fixed rate, or the highest the SNR allows (``dcf``)."""
 
-    def __init__(self, spec, dot11p: bool = False, orbit_radius_m: float = 0.0):
-        self.spec, self.dot11p = spec, dot11p
+    def __init__(self, spec, dot11p: bool = False, orbit_radius_m: float = 0.0,
+                 weather=None):
+        """``weather``: a link budget's WeatherModel (netfl.network.weather), where it has
+        one."""
+        self.spec, self.dot11p, self.weather = spec, dot11p, weather
         self.orbit_radius_m = orbit_radius_m  # a satellite's: for the elevation of a budget
         self.varies = spec.kind in ("shannon", "link-budget")
         if spec.kind == "shannon":  # the SNR in dB is these constants minus losses
@@ -200,14 +203,19 @@ class AccessRadio:
         return (self.path_loss_db(distance_m, offset_xy) + shadowing_db
                 - spec.vehicle_antenna_gain - spec.rsu_antenna_gain)
 
-    def _budget_rate(self, direction, distance_m: float) -> float:
-        """One direction of a satellite link budget (``satlink``) at slant ``distance_m``."""
+    def _budget_rate(self, direction, distance_m: float, latitude_deg: float = 0.0,
+                     t: float = 0.0) -> float:
+        """One direction of a satellite link budget (``satlink``) at slant ``distance_m``,
+        with the weather over a ground site at ``latitude_deg`` at time ``t`` where the budget
+        has one."""
         spec = self.spec
         loss = 0.0
-        if spec.atmosphere > 0:
+        if spec.atmosphere > 0 or self.weather is not None:
             elevation = (satlink.elevation_from_range_deg(distance_m, self.orbit_radius_m)
                          if self.orbit_radius_m else 90.0)
-            loss = satlink.atmospheric_loss_db(spec.atmosphere, elevation)
+            loss = (satlink.atmospheric_loss_db(spec.atmosphere, elevation)
+                    if spec.atmosphere > 0 else
+                    self.weather.loss_db(direction.frequency, elevation, latitude_deg, t))
         c_n0 = satlink.c_over_n0_dbhz(distance_m, direction.frequency, direction.eirp,
                                       direction.g_over_t, loss)
         if spec.rates == "shannon":
@@ -219,15 +227,17 @@ class AccessRadio:
         return rate if spec.max_rate is None else min(rate, spec.max_rate)
 
     def rates_bps(self, distance_m: float, shadowing_db: float = 0.0,
-                  offset_xy: tuple[float, float] | None = None) -> tuple[float, float]:
+                  offset_xy: tuple[float, float] | None = None, latitude_deg: float = 0.0,
+                  t: float = 0.0) -> tuple[float, float]:
         """(uplink, downlink) rate at ``distance_m`` with ``shadowing_db`` of extra loss
-        (``offset_xy``: see ``path_loss_db``)."""
+        (``offset_xy``: see ``path_loss_db``; a link budget's weather over a ground site at
+        ``latitude_deg`` at time ``t``)."""
         spec = self.spec
         if not self.varies:
             return spec.rate, spec.rate
         if spec.kind == "link-budget":
-            return (self._budget_rate(spec.uplink, distance_m),
-                    self._budget_rate(spec.downlink, distance_m))
+            return (self._budget_rate(spec.uplink, distance_m, latitude_deg, t),
+                    self._budget_rate(spec.downlink, distance_m, latitude_deg, t))
         loss = self.path_loss_db(distance_m, offset_xy) + shadowing_db
         if self.dot11p:  # max_rate caps the rate chosen
             cap = math.inf if spec.max_rate is None else spec.max_rate

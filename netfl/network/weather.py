@@ -19,7 +19,12 @@ P.618's statistic itself.
 
 from __future__ import annotations
 
+import bisect
 import math
+
+import pandas as pd
+
+from netfl.errors import ScenarioError, ScenarioProblem
 
 # P.838-3, Table 1-4: (a_j, b_j, c_j) then (m, c) for log10 k_H, log10 k_V, alpha_H, alpha_V
 _K_H = ([(-5.33980, -0.10008, 1.13098), (-0.35351, 1.26970, 0.45400),
@@ -130,3 +135,69 @@ def gas_attenuation_db(frequency_ghz: float, elevation_deg: float) -> float:
             zenith = z0 + (z1 - z0) * (frequency_ghz - f0) / (f1 - f0)
             return zenith / math.sin(math.radians(elevation_deg))
     raise AssertionError("unreachable")
+
+
+class WeatherModel:
+    """A link budget's ``weather`` section at run time: the loss (dB) of one direction of a
+    ground-satellite link, at its frequency and elevation, over a ground site's latitude, at
+    simulated time ``t`` (the rain rate then: constant, or the series' row at or before t)."""
+
+    def __init__(self, spec, times_s=(), rates_mm_h=()):
+        self.spec = spec
+        self._times = list(times_s)
+        self._rates = list(rates_mm_h)
+
+    def rain_rate(self, t: float) -> float:
+        rain = self.spec.rain
+        if rain is None:
+            return 0.0
+        if rain.rate is not None:
+            return rain.rate
+        i = bisect.bisect_right(self._times, t) - 1
+        return self._rates[i] if i >= 0 else 0.0
+
+    def loss_db(self, frequency_hz: float, elevation_deg: float, latitude_deg: float,
+                t: float, station_height_km: float = 0.0) -> float:
+        """Gas (at an elevation of at least 5 deg: P.676's approximation's floor) and rain."""
+        f, loss = frequency_hz / 1e9, 0.0
+        if self.spec.gas:
+            loss += gas_attenuation_db(f, max(elevation_deg, 5.0))
+        rain, rate = self.spec.rain, self.rain_rate(t)
+        if rain is not None and rate > 0 and elevation_deg > 0:
+            loss += rain_attenuation_db(rate, f, elevation_deg, latitude_deg,
+                                        rain.height / 1000.0, station_height_km, rain.tilt_deg)
+        return loss
+
+
+def weather_model(spec) -> WeatherModel:
+    """The run-time model of a ``weather`` section, its rain series read (errors name the file,
+    the row and the column)."""
+    rain = spec.rain
+    if rain is None or rain.series is None:
+        return WeatherModel(spec)
+    path = rain.series
+
+    def fail(message: str) -> ScenarioError:
+        return ScenarioError([ScenarioProblem("world.gsl.weather.rain.series", message,
+                                              has_value=False, source=str(path))])
+
+    try:
+        table = pd.read_csv(path)
+    except Exception as exc:  # noqa: BLE001 (any reader error is the file's problem)
+        raise fail(f"cannot be read as a CSV table: {exc}") from None
+    missing = [c for c in ("time_s", "rate_mm_h") if c not in table.columns]
+    if missing:
+        raise fail(f"has no column {', '.join(missing)} (it has "
+                   f"{', '.join(map(str, table.columns))})")
+    times = pd.to_numeric(table["time_s"], errors="coerce").to_numpy(float)
+    rates = pd.to_numeric(table["rate_mm_h"], errors="coerce").to_numpy(float)
+    for row, (t, r) in enumerate(zip(times, rates, strict=True)):
+        if not (math.isfinite(t) and t >= 0):
+            raise fail(f"row {row + 2}: time_s = {table['time_s'].iloc[row]!r} is not a time "
+                       f">= 0 s")
+        if not (math.isfinite(r) and r >= 0):
+            raise fail(f"row {row + 2}: rate_mm_h = {table['rate_mm_h'].iloc[row]!r} is not a "
+                       f"rain rate >= 0")
+        if row and t <= times[row - 1]:
+            raise fail(f"row {row + 2}: time_s {t:g} does not come after {times[row - 1]:g}")
+    return WeatherModel(spec, times, rates)

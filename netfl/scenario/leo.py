@@ -136,6 +136,34 @@ class GslDirection(Section):
     g_over_t: Gain = Field(description="receiver G/T in dB/K")
 
 
+class Rain(Section):
+    """Rain over the ground end of every link: a constant ``rate`` (mm/h) or a ``series``
+    (CSV: ``time_s``, ``rate_mm_h``; the rate from each row's time until the next, 0 before
+    the first), up to ``height`` (ITU-R P.839's h_R at the site: 2.45 km in London), through
+    ITU-R P.618's path at the link's elevation; ``tilt_deg``: the polarisation (45:
+    circular)."""
+
+    rate: NonNegativeFloat | None = None
+    series: ExistingFile | None = None
+    height: PositiveDistance
+    tilt_deg: Annotated[float, Field(ge=0, le=90)] = 45.0
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Rain:
+        if (self.rate is None) == (self.series is None):
+            raise ValueError("give rain.rate (mm/h) or rain.series (a CSV of time_s, "
+                             "rate_mm_h), one of them")
+        return self
+
+
+class Weather(Section):
+    """ITU-R models on the ground end of every link (netfl/network/weather.py): ``rain``
+    (P.838 and P.618), and ``gas`` (P.676, a standard atmosphere at Ku band: 11.7-14.25 GHz)."""
+
+    rain: Rain | None = None
+    gas: bool = True
+
+
 class LinkBudgetGsl(Section):
     """A budget per direction at the current slant range d (docs/models/leo.md):
     C/N0 = EIRP - FSPL(d, f) - L_atm + G/T + 228.6 dB-Hz; with ``rates: dvb-s2`` the rate is the
@@ -163,7 +191,21 @@ class LinkBudgetGsl(Section):
     implementation_margin: NonNegativeGain = 1.0
     roll_off: Annotated[float, Field(ge=0.05, le=0.35)] = 0.1
     atmosphere: NonNegativeGain = Field(0.0, description="zenith loss in dB (0: clear sky)")
+    weather: Weather | None = None
     max_rate: Rate | None = None
+
+    @model_validator(mode="after")
+    def _one_atmosphere(self) -> LinkBudgetGsl:
+        if self.weather is not None and self.atmosphere > 0:
+            raise ValueError("give atmosphere (a fixed zenith loss) or weather (the ITU "
+                             "models), not both: they would count the sky twice")
+        if self.weather is not None and self.weather.gas:
+            for name in ("uplink", "downlink"):
+                f = getattr(self, name).frequency / 1e9
+                if not 11.7 <= f <= 14.25:
+                    raise ValueError(f"weather.gas covers 11.7-14.25 GHz (Ku), {name} is at "
+                                     f"{f:g} GHz; set weather.gas: false")
+        return self
 
 
 Gsl = Annotated[FixedGsl | LinkBudgetGsl, Field(discriminator="kind")]

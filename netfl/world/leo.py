@@ -180,6 +180,10 @@ class OrbitWorld(SatelliteAssociation, World):
         lat, lon, _ = self.sites[self._user[client]]
         return float(lat), float(lon)
 
+    def ground_latitude(self, client: str, sat: str) -> float:
+        """The latitude (deg) of the ground end of a user's link: the user's."""
+        return float(self.sites[self._user[client]][0])
+
     def distance_m(self, client: str, sat: str, t: float) -> float:
         """Slant range (m) from a user to a satellite at ``t``."""
         pos = self.sat_position(sat, t)

@@ -107,6 +107,10 @@ class SatelliteClientWorld(SatelliteAssociation, World):
         pos = self.sat_positions(t)[self._user[client]]
         return float(np.linalg.norm(pos - self._station_km[self._index[station]]) * 1000.0)
 
+    def ground_latitude(self, client: str, station: str) -> float:
+        """The latitude (deg) of the ground end of a satellite's link: its station's."""
+        return float(self.station_sites[self._index[station]][0])
+
     def elevation_deg(self, client: str, station: str, t: float) -> float:
         """The satellite's elevation above the station's horizon at ``t`` (degrees)."""
         j = self._index[station]

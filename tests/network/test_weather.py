@@ -67,3 +67,79 @@ def test_gas_attenuation_is_the_zenith_value_over_sin_elevation():
         gas_attenuation_db(20.0, 45.0)
     with pytest.raises(ValueError, match="5-90 deg"):
         gas_attenuation_db(12.0, 2.0)
+
+
+def budget(**weather):
+    from netfl.scenario.leo import LinkBudgetGsl
+
+    fields = {"kind": "link-budget"}
+    if weather:
+        fields["weather"] = weather
+    return LinkBudgetGsl.model_validate(fields)
+
+
+def test_a_link_budgets_weather_costs_its_rate_the_itu_loss(tmp_path):
+    from netfl.network import satlink
+    from netfl.network.radio import AccessRadio
+    from netfl.network.weather import weather_model
+
+    spec = budget(rain={"rate": 25.0, "height": "3 km"})
+    orbit = 6_921e3  # 550 km
+    radio = AccessRadio(spec, orbit_radius_m=orbit, weather=weather_model(spec.weather))
+    distance = 800e3
+    elevation = satlink.elevation_from_range_deg(distance, orbit)
+    up, down = radio.rates_bps(distance, latitude_deg=40.0, t=10.0)
+    for direction, rate in ((spec.uplink, up), (spec.downlink, down)):
+        f = direction.frequency / 1e9
+        loss = gas_attenuation_db(f, elevation) + rain_attenuation_db(25.0, f, elevation, 40.0,
+                                                                      3.0)
+        c_n0 = satlink.c_over_n0_dbhz(distance, direction.frequency, direction.eirp,
+                                      direction.g_over_t, loss)
+        assert rate == pytest.approx(satlink.dvb_s2_rate_bps(
+            c_n0, direction.bandwidth, spec.roll_off, spec.implementation_margin))
+    clear = AccessRadio(budget(), orbit_radius_m=orbit).rates_bps(distance)
+    # the downlink keeps its top MODCOD through 25 mm/h (its margin); a storm takes it
+    assert up < clear[0] and down == clear[1]
+    storm = budget(rain={"rate": 150.0, "height": "3 km"})
+    wet = AccessRadio(storm, orbit_radius_m=orbit, weather=weather_model(storm.weather))
+    assert wet.rates_bps(distance, latitude_deg=40.0)[1] < clear[1]
+
+
+def test_a_rain_series_gives_the_rate_of_its_last_row(tmp_path):
+    from netfl.network.weather import weather_model
+
+    path = tmp_path / "rain.csv"
+    path.write_text("time_s,rate_mm_h\n60,5\n120,0\n300,40\n")
+    model = weather_model(budget(rain={"series": str(path), "height": "3 km"}).weather)
+    assert [model.rain_rate(t) for t in (0, 60, 119, 120, 299, 300, 1e6)] == [
+        0, 5, 5, 0, 0, 40, 40]
+    assert model.loss_db(11.7e9, 40.0, 50.0, 400.0) > model.loss_db(11.7e9, 40.0, 50.0, 150.0)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("time,rate\n0,1\n", "no column time_s, rate_mm_h"),
+    ("time_s,rate_mm_h\n0,-1\n", "row 2: rate_mm_h"),
+    ("time_s,rate_mm_h\n10,1\n5,2\n", "row 3: time_s 5 does not come after 10"),
+    ("time_s,rate_mm_h\nx,1\n", "row 2: time_s"),
+])
+def test_a_broken_rain_series_is_a_scenario_error_naming_the_row(tmp_path, text, message):
+    from netfl.errors import ScenarioError
+    from netfl.network.weather import weather_model
+
+    path = tmp_path / "rain.csv"
+    path.write_text(text)
+    with pytest.raises(ScenarioError, match=message):
+        weather_model(budget(rain={"series": str(path), "height": "3 km"}).weather)
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"weather": {"gas": True}, "atmosphere": 0.5}, "not both"),
+    ({"weather": {"rain": {"height": "3 km"}}}, "rain.rate"),
+    ({"weather": {"gas": True}, "downlink": {"frequency": "20 GHz", "bandwidth": "250 MHz",
+                                             "eirp": 66.7, "g_over_t": 12.1}}, "11.7-14.25"),
+])
+def test_weather_settings_that_cannot_hold_are_refused(fields, message):
+    from netfl.scenario.leo import LinkBudgetGsl
+
+    with pytest.raises(ValueError, match=message):
+        LinkBudgetGsl.model_validate({"kind": "link-budget"} | fields)

@@ -880,6 +880,21 @@ def test_a_beams_background_changes_as_its_local_hour_turns():
     assert channel.capacity_bps == pytest.approx(26e6 / (1 + 13))
 
 
+def test_rain_over_the_users_slows_their_uploads():
+    # the uplink budget (14.25 GHz) loses MODCODs in a 50 mm/h storm up to 4 km
+    took = {}
+    for label, weather in (("clear", None), ("storm", {"rain": {"rate": 50.0,
+                                                                 "height": "4 km"}})):
+        gsl = {"kind": "link-budget"} | ({"weather": weather} if weather else {})
+        bench = LeoBench(gsl=gsl)
+        client, sat, rise, _ = bench.window()
+        done = {}
+        bench.send_at(rise + 30.0, client, sat, 2e6, done, "x")
+        bench.env.run(until=rise + 200)
+        took[label] = done["x"][1] - done["x"][0]
+    assert took["storm"] > 1.2 * took["clear"]
+
+
 def test_background_by_hour_needs_a_whole_day():
     with pytest.raises(ValueError, match="24 values"):
         world_spec(beams={"kind": "shared", "background_by_hour": [1.0] * 23})
