@@ -98,8 +98,9 @@ def format_interval(interval: Interval, fmt: Callable[[float], str], sign: bool 
                     show_n: bool = False) -> str:
     """``mean ± half`` as text (``fmt`` formats each number; ``sign`` puts + before a positive
     mean; the formats get absolute values). Never prints NaN or inf: no values is ``-``, one
-    value ``mean (n=1, no interval)``; a spread of 0 prints the mean alone. A half-width too
-    small for ``fmt`` is printed in scientific notation, not as 0."""
+    value ``mean (n=1, no interval)``; a spread of 0 (or of the mean's rounding, under 1e-9 of
+    it) prints the mean alone. A half-width too small for ``fmt`` otherwise is printed in
+    scientific notation, not as 0."""
     if interval.n == 0 or not math.isfinite(interval.mean):
         return "-"
     mean = fmt(abs(interval.mean))  # the formats of durations and bytes expect no sign
@@ -109,7 +110,7 @@ def format_interval(interval: Interval, fmt: Callable[[float], str], sign: bool 
         mean = f"+{mean}"
     if not math.isfinite(interval.half):
         return f"{mean} (n={interval.n}, no interval)"
-    if interval.half == 0:  # every value the same: the mean says it all
+    if interval.half <= 1e-9 * abs(interval.mean):  # every value the same (rounding aside)
         return mean + (f" (n={interval.n})" if show_n else "")
     half = fmt(interval.half)
     if half == fmt(0.0) and interval.half != 0:

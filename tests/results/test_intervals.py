@@ -81,3 +81,10 @@ def test_paired_log_ratio_is_the_mean_log_of_the_ratios_at_shared_seeds():
     assert interval.half == 0.0
     with pytest.raises(ValueError, match="seed 1: a log ratio needs positive values"):
         paired_log_ratio({1: 0.0}, {1: 3.0})
+
+
+def test_equal_values_up_to_rounding_print_the_mean_alone():
+    # five seeds reaching the target at one instant: their mean's rounding is not a spread
+    values = [31320.0000000001, 31320.0, 31320.0, 31319.9999999999, 31320.0]
+    shown = format_interval(t_interval(values), lambda v: f"{v:,.0f} s")
+    assert shown == "31,320 s"
