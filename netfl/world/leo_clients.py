@@ -33,8 +33,7 @@ from sgp4.api import Satrec, SatrecArray
 from netfl.errors import ScenarioError, ScenarioProblem
 from netfl.scenario.leo import DedicatedBeams, LeoWorld
 from netfl.world.base import CLIENT, CLOUD, CLOUD_NAME, EDGE, World, client_name, edge_name
-from netfl.world.contact_plan import contact_windows, time_left_s
-from netfl.world.leo import merged_intervals
+from netfl.world.contact_plan import contact_windows, merged_intervals, time_left_s
 from netfl.world.leo_association import SatelliteAssociation
 from netfl.world.orbits import (
     MU_KM3_S2,
