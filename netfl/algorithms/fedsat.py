@@ -28,8 +28,8 @@ Algorithm 3 (operation: asynchronous), the server on each update (x_k, tau):
     pass's start; else true.
 Algorithm 2 (operation: synchronous, the paper's FedAvg): epoch i schedules S_i (every satellite,
     or clients_per_round of them); one of S_i gets x_i at a contact and returns x_k at a later
-    one (or in the same, where its computation ends there); when all have returned,
-    x_{i+1} = sum_k n_k / (sum_{S_i} n) x_k (eq. 3).
+    one; when all have returned, x_{i+1} = sum_k n_k / (sum_{S_i} n) x_k (eq. 3), and the
+    satellite whose update closed the epoch takes x_{i+1} in the same connection.
 
 Readings (docs/models/fedsat.md): the previous updates x_k' start at x_0 (the paper does not
 say; x = sum_k n_k / n x_k' then holds from the start); the ground stations share one model
@@ -110,17 +110,25 @@ class FedSat(Algorithm):
         return spec.alpha * time_hinge_weight(elapsed, hinge, a)
 
     def epochs(self) -> Generator:
-        """Algorithm 2: an epoch waits for every scheduled satellite to connect twice."""
+        """Algorithm 2: an epoch waits for every scheduled satellite to connect twice; the one
+        whose update closes it stays connected for the next epoch's model (lines 16-18)."""
         spec, slot = self.spec, self.slot
+        closing = None  # the satellite whose update closed the last epoch, still connected
         while slot.version < spec.rounds:
             scheduled = self.sample_clients(self.world.clients, spec.clients_per_round)
             self.select(self.world.cloud, scheduled, slot.version + 1)
             self.to_send, waiting, received = set(scheduled), set(scheduled), []
+            if closing is not None:
+                self.answer.pop(closing).succeed()
+                closing = None
             while waiting:
                 update = yield from self.receive(self.box)
                 waiting.discard(update.source)
                 received.append(update)
-                self.answer.pop(update.source).succeed()
+                if waiting:
+                    self.answer.pop(update.source).succeed()
+                else:
+                    closing = update.source
             weights = [u.weight for u in received]
             total = sum(weights)
             version = yield from self.average_into(slot, received,
@@ -135,6 +143,12 @@ class FedSat(Algorithm):
         spec, cloud, slot = self.spec, self.world.cloud, self.slot
         while True:
             yield from self.wait_for_contact(k)
+            if not self.world.in_contact(k, self.env.now):  # its contact ends now: the next
+                rise = self.world.next_contact_s(k, self.env.now)
+                if rise is None:
+                    return  # the contact plan has no more passes for it
+                yield self.env.timeout(rise - self.env.now)
+                continue
             if k in self.pending:
                 if not (yield from self.send_up(k, cloud)):
                     self.counts["uploads_retried"] += 1  # cut by the contact's end: next one
@@ -153,6 +167,8 @@ class FedSat(Algorithm):
             if not (yield from self.send(cloud, k, self.download_bytes)):
                 if spec.operation == "synchronous":
                     self.to_send.add(k)  # it still needs the epoch's model
+                elif held:
+                    self.at_next_pass.add(k)  # the held model goes at its next pass
                 yield from self.leave_pass(k)
                 continue
             got_at = self.env.now
@@ -195,7 +211,7 @@ class FedSat(Algorithm):
     def leave_pass(self, k: str) -> Generator:
         """Wait out ``k``'s current contact (the connection terminated for this pass)."""
         left = self.world.contact_left_s(k, self.env.now)
-        yield self.env.timeout(left)  # at 0 the contact's end, due now, is taken first
+        yield self.env.timeout(left)
 
     def summary_extras(self) -> dict:
         return {"uploads_retried": self.counts["uploads_retried"],
