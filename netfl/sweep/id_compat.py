@@ -15,6 +15,7 @@ UNHASHED_DEFAULTS: tuple[tuple[tuple[str, ...], object], ...] = (
     (("algorithm", "schedule_period"), None), (("stop", "target_check_steps"), None),
     (("stop", "stall_after"), 86400.0), (("world", "clients"), "users"),
     (("world", "association", "reconfiguration"), None),
+    (("world", "beams", "background_by_hour"), None), (("world", "gsl", "weather"), None),
 )
 # fields whose default changed without changing results, hashed at their old default so the
 # ids of sweeps made before stay: stop.target_screen_samples was 2000 (one screening subset)
