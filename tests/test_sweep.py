@@ -683,3 +683,20 @@ def test_a_set_that_switches_the_algorithms_kind_keeps_the_files_keys_in_a_sweep
         sweep = load_sweep(path, overrides=["algorithm={kind: fedbuff, concurrency: 2}"])
     algorithm = sweep.points[0].scenario.algorithm
     assert (algorithm.kind, algorithm.concurrency, algorithm.local_steps) == ("fedbuff", 2, 4)
+
+
+# ids of runs made before fields were added to the schema: a field added at a default that
+# leaves results alone must not move them (netfl/sweep/id_compat.py), or every resumed study
+# reruns its runs (a leo study once did, when two LEO fields were added)
+PINNED_IDS = {"scenarios/leo/short.yaml": "s1-b5dee0f7", "scenarios/iov/short.yaml": "s1-fa087ccb",
+              "scenarios/quickstart.yaml": "s1-9eb85a01"}
+
+
+@pytest.mark.parametrize("path", sorted(PINNED_IDS))
+def test_the_ids_of_existing_runs_stay(path):
+    from netfl.scenario import load_scenario
+    from netfl.sweep.grid import run_id
+
+    root = Path(__file__).resolve().parents[1]
+    scenario = load_scenario(root / path, ["seed=1"])
+    assert run_id({"seed": 1}, scenario) == PINNED_IDS[path]
