@@ -20,12 +20,13 @@ import math
 
 import simpy
 
-from netfl.network.beam import BeamPlan
+from netfl.network.beam import BeamPlan, lognormal_cell_load
 from netfl.network.cell import DcfParameters, Dot11Cell, Framing
 from netfl.network.flow import Channel
 from netfl.network.link import Link, LossModel
 from netfl.network.lte import RESOURCE_BLOCKS, LteCell
 from netfl.network.radio import SPEED_OF_LIGHT_MPS, AccessRadio
+from netfl.network.terminals import TERMINAL, TerminalLinks
 from netfl.network.weather import weather_model
 from netfl.sim.trace import Association, LinkState, Serving
 from netfl.world.base import CLIENT
@@ -81,7 +82,9 @@ class MobileAccess:
             self._beams = BeamPlan(network.fabric, beams.diameter, beams.per_satellite,
                                    beams.background(self.world.access_radio_spec.kind),
                                    beams.background_by_hour,
-                                   lambda: (day_start + self.env.now / 3600.0) % 24.0)
+                                   lambda: (day_start + self.env.now / 3600.0) % 24.0,
+                                   lognormal_cell_load(network.streams, beams.background_spread)
+                                   if beams.background_spread > 0 else None)
             if beams.background_by_hour is not None:
                 self.env.process(self._turn_hours())
         self._pool_of: dict = {}  # a beam user's channel -> its pool
@@ -109,7 +112,10 @@ class MobileAccess:
             self.world.subscribe_serving(lambda client, sat: network.trace.emit(
                 Serving(time_s=self.env.now, client=client, cell=sat)))
         if hasattr(self.world, "link_delays_s"):
-            self.env.process(self._update_delays(spec.delay_update))
+            self.env.process(self._update_delays(self.world.delay_update_s))
+        # a road under a constellation: its RSUs' satellite terminals
+        self.terminals = (TerminalLinks(network) if hasattr(self.world, "subscribe_terminals")
+                          else None)
 
     def _turn_hours(self):
         """A load that varies with the hour: each beam's background as its local hour turns."""
@@ -301,6 +307,9 @@ class MobileAccess:
     def before_transmit(self, link: Link) -> None:
         """Bring the link's rates up to date and keep them so while it carries traffic; a
         link held down only for its signal is re-checked (the vehicle may have come back)."""
+        if link.link_class == TERMINAL:
+            self.terminals.before_transmit(link)
+            return
         if link.link_class != "access" or not (link.up or link.held_for(SIGNAL)):
             return
         if not self.radio.varies:

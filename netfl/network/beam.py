@@ -85,11 +85,14 @@ class BeamPlan:
     """Which beam of a satellite serves a user (see the module docstring)."""
 
     def __init__(self, fabric, diameter_m: float, per_satellite: int, background: int = 0,
-                 by_hour: list[float] | None = None, utc_hours=None):
+                 by_hour: list[float] | None = None, utc_hours=None, cell_load=None):
         """``by_hour``: background users per local hour (instead of ``background``);
-        ``utc_hours()``: the UTC time of day now, in hours (with ``by_hour``)."""
+        ``utc_hours()``: the UTC time of day now, in hours (with ``by_hour``); ``cell_load(cell)``:
+        a factor on the background of the beam a cell first lights (cells differ in
+        subscribers; 1 without it)."""
         self._fabric, self.diameter_m, self.per_satellite = fabric, diameter_m, per_satellite
         self.background, self.by_hour, self._utc_hours = background, by_hour, utc_hours
+        self._cell_load = cell_load
         self._beams: dict[str, list[tuple[ScheduledPool, ScheduledPool]]] = {}
         self._cell_beam: dict[tuple[str, tuple[int, int]], int] = {}
         self._cell_lon: dict[tuple[int, int], float] = {}
@@ -103,19 +106,25 @@ class BeamPlan:
         self._cell_lon.setdefault(cell, lon_deg)
         return cell
 
-    def background_at(self, lon_deg: float) -> float:
-        """A beam's background users now at a cell of longitude ``lon_deg``."""
+    def load_factor(self, cell: tuple[int, int]) -> float:
+        """The factor on the background of the beam ``cell`` lights (1 without a cell load)."""
+        return 1.0 if self._cell_load is None else self._cell_load(cell)
+
+    def background_at(self, lon_deg: float, factor: float = 1.0) -> float:
+        """A beam's background users now at a cell of longitude ``lon_deg`` whose load
+        factor is ``factor``."""
         if self.by_hour is None:
-            return self.background
-        return self.by_hour[local_hour(self._utc_hours(), lon_deg)]
+            return self.background * factor
+        return self.by_hour[local_hour(self._utc_hours(), lon_deg)] * factor
 
     def advance(self) -> float:
         """Set every beam's background for the hour now; returns the hours until the next
         beam's local hour turns (1 with no beam yet)."""
         now = self._utc_hours()
-        for lon, pool in self._pool_lon:
-            pool.set_background(self.by_hour[local_hour(now, lon)])
-        return min((1.0 - (now + lon / 15.0) % 1.0 for lon, _ in self._pool_lon), default=1.0)
+        for lon, factor, pool in self._pool_lon:
+            pool.set_background(self.by_hour[local_hour(now, lon)] * factor)
+        return min((1.0 - (now + lon / 15.0) % 1.0 for lon, _, _ in self._pool_lon),
+                   default=1.0)
 
     def pools(self, sat: str, cell: tuple[int, int]) -> tuple[ScheduledPool, ScheduledPool]:
         """(uplink, downlink) pools of the beam of ``sat`` that serves ``cell``."""
@@ -124,17 +133,30 @@ class BeamPlan:
         if index is None:
             if len(beams) < self.per_satellite:
                 index = len(beams)
-                lon = self._cell_lon.get(cell, 0.0)
+                lon, factor = self._cell_lon.get(cell, 0.0), self.load_factor(cell)
                 pair = (ScheduledPool(self._fabric, f"{sat} beam {index} up",
-                                      self.background_at(lon)),
+                                      self.background_at(lon, factor)),
                         ScheduledPool(self._fabric, f"{sat} beam {index} down",
-                                      self.background_at(lon)))
+                                      self.background_at(lon, factor)))
                 beams.append(pair)
-                self._pool_lon += [(lon, pool) for pool in pair]
+                self._pool_lon += [(lon, factor, pool) for pool in pair]
             else:
                 index = min(range(len(beams)), key=lambda b: (beams[b][0].users, b))
             self._cell_beam[(sat, cell)] = index
         return beams[index]
+
+
+def lognormal_cell_load(streams, sigma: float):
+    """``cell -> factor``: a lognormal factor of median 1 and log-spread ``sigma`` per ground
+    cell, drawn from the run's ``beam-load`` stream keyed by the cell (the same cell, the same
+    factor, whatever the order beams are lit in)."""
+    offset = 2**31  # cell indices may be negative; stream keys may not
+
+    def factor(cell: tuple[int, int]) -> float:
+        rng = streams.derive("beam-load", cell[0] + offset, cell[1] + offset)
+        return float(math.exp(sigma * rng.standard_normal()))
+
+    return factor
 
 
 def local_hour(utc_hours: float, lon_deg: float) -> int:

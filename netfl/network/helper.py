@@ -31,9 +31,9 @@ from netfl.scenario.sections import (
 from netfl.sim.clock import RandomStreams
 from netfl.sim.onoff import random_onoff, scheduled_onoff
 from netfl.sim.trace import TraceBus
-from netfl.world.base import CLIENT, CLOUD, EDGE, World
+from netfl.world.base import CLIENT, CLOUD, EDGE, RELAY, World
 
-_TIER_RANK = {CLIENT: 0, EDGE: 1, CLOUD: 2}
+_TIER_RANK = {CLIENT: 0, EDGE: 1, RELAY: 1.5, CLOUD: 2}  # a relay: between the two
 LINK_CLASSES = ("access", "backhaul", "core")
 
 
@@ -96,6 +96,8 @@ def _links(network: Network, world: World, spec: Links, streams: RandomStreams):
     cells: dict[tuple[str, str], Channel] = {}  # shared access: a channel per ES, direction
     edges = sorted(world.graph.edges(data=True), key=lambda e: (e[0], e[1]))
     for index, (u, v, data) in enumerate(edges):
+        if data["link_class"] not in LINK_CLASSES:  # a world's own (terminals: terminals.py)
+            continue
         link_spec = getattr(spec, data["link_class"])
         override = data.get("rate_bps")
         if link_spec.shared:
@@ -124,6 +126,8 @@ def _start_outages(network: Network, spec: Links, streams: RandomStreams) -> Non
     random one's stream derived from its link's index among the network's links now)."""
     env = network.env
     for index, link in enumerate(network.links()):
+        if link.link_class not in LINK_CLASSES:  # a world's own, up and down with it
+            continue
         availability = getattr(spec, link.link_class).availability
         setter = _outage_setter(network, link)
         if isinstance(availability, RandomOnOff):

@@ -11,7 +11,9 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, NonNegativeFloat, PositiveFloat, PositiveInt, model_validator
 
+from netfl.scenario.joined import SatelliteBackhaul
 from netfl.scenario.kinds import builtin_world
+from netfl.scenario.mobile_parts import ResumeUploads  # noqa: F401 (re-exported)
 from netfl.scenario.types import (
     Distance,
     Duration,
@@ -304,22 +306,13 @@ class RateUpdate(Section):
     distance: PositiveDistance = 5.0
 
 
-class ResumeUploads(Section):
-    """With ``enabled``, an upload cut by leaving coverage keeps what it sent and resumes at the
-    next RSU the vehicle reaches within ``within``; the part the old RSU received is forwarded
-    to the destination over the backhaul. Otherwise the upload is lost."""
-
-    enabled: bool = False
-    within: PositiveDuration = 30.0
-
-
 @builtin_world
 class IovWorld(Section):
     """Vehicles on a road are clients of road-side units (edge servers), joined by fibre along
     the road, with an optional cloud behind them."""
 
     kind: Literal["iov"]
-    BUILDER: ClassVar[str] = "netfl.world.iov:build_iov_world"
+    BUILDER: ClassVar[str] = "netfl.world.joined:build_road_world"
     road: Road
     rsus: RsuPlacement
     traffic: Traffic = Traffic()
@@ -335,6 +328,9 @@ class IovWorld(Section):
         "fails at the hand-over")
     backhaul_delay_per_km: Duration = Field(5e-6, description="fibre: about 5 us per km")
     cloud: bool = True
+    backhaul: SatelliteBackhaul | None = Field(
+        None, description="RSUs backhauled by a LEO constellation instead of fibre "
+        "(docs/models/joined.md); none: fibre everywhere")
 
     def coverage_m(self) -> float:
         if self.rsus.coverage is not None:
@@ -376,6 +372,10 @@ class IovWorld(Section):
         algo = scenario.algorithm
         if algo.USES_CLOUD and not self.cloud:
             raise ValueError(f"{algo.kind} aggregates at the cloud: set world.cloud to true")
+        if self.backhaul is not None and self.cloud and self.backhaul.ground_stations is None:
+            raise ValueError("world.backhaul: RSUs behind satellites reach the cloud only "
+                             "through gateways: give backhaul.ground_stations, or set "
+                             "world.cloud: false")
         links = scenario.links
         access = links.access
         given = "access" in links.model_fields_set  # the edge default's rate is not used

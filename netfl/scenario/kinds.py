@@ -60,8 +60,9 @@ def world_spec(kind: str) -> type | None:
 
 
 def world_kinds() -> tuple[str, ...]:
-    """The world kinds, in registration order."""
-    return tuple(_WORLDS)
+    """The world kinds, by name (their sections import each other: an iov world's satellite
+    backhaul is made of a leo world's parts, so registration order is not theirs)."""
+    return tuple(sorted(_WORLDS))
 
 
 def algorithm_kinds() -> tuple[str, ...]:
@@ -71,6 +72,9 @@ def algorithm_kinds() -> tuple[str, ...]:
 
 def union_of(table: str):
     """The discriminated union (on ``kind``) of the sections registered in ``table``
-    ("algorithms" or "worlds"), each once, in registration order."""
-    specs = tuple(dict.fromkeys({"algorithms": _ALGORITHMS, "worlds": _WORLDS}[table].values()))
+    ("algorithms" or "worlds"), each once: algorithms in registration order, worlds by kind."""
+    if table == "worlds":
+        specs = tuple(_WORLDS[kind] for kind in world_kinds())
+    else:
+        specs = tuple(dict.fromkeys(_ALGORITHMS.values()))
     return Annotated[typing.Union[specs], Field(discriminator="kind")]  # noqa: UP007

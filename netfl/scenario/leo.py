@@ -22,7 +22,6 @@ from pydantic import (
     model_validator,
 )
 
-from netfl.scenario.iov import ResumeUploads
 from netfl.scenario.kinds import algorithm_kinds, algorithm_spec, builtin_world
 from netfl.scenario.leo_links import (  # noqa: F401 (re-exported: the leo section's parts)
     Beams,
@@ -35,6 +34,7 @@ from netfl.scenario.leo_links import (  # noqa: F401 (re-exported: the leo secti
     SharedBeams,
     Weather,
 )
+from netfl.scenario.mobile_parts import ResumeUploads
 from netfl.scenario.types import (
     Distance,
     Duration,

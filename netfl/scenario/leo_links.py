@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, NonNegativeFloat, NonNegativeInt, PositiveInt, model_validator
 
+from netfl.scenario.diurnal import profile
 from netfl.scenario.types import (
     ExistingFile,
     Frequency,
@@ -127,7 +128,24 @@ class SharedBeams(Section):
     background_by_hour: list[NonNegativeFloat] | None = Field(
         None, description="a beam's background users in each local hour 0-23 (solar time at "
         "its cell; fractions are average active users): load that varies with the hour, "
-        "instead of background_users")
+        "instead of background_users; or 'wetlinks', a measured day of Starlink load around "
+        "background_users (default 9) background users (netfl/scenario/diurnal.py)")
+
+    background_spread: NonNegativeFloat = Field(
+        0.0, description="cells differ in subscribers: each ground cell's background users "
+        "times a lognormal factor of median 1 and this log-spread (sigma), drawn once per cell "
+        "(0: every cell alike)")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _named_day(cls, data):
+        """A named profile becomes its 24 values around ``background_users`` (default 9)."""
+        if isinstance(data, dict) and isinstance(data.get("background_by_hour"), str):
+            data = dict(data)
+            mean = data.pop("background_users", None)
+            data["background_by_hour"] = profile(data["background_by_hour"],
+                                                 9 if mean is None else mean)
+        return data
 
     @model_validator(mode="after")
     def _a_day(self) -> SharedBeams:

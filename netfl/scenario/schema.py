@@ -9,7 +9,7 @@ from netfl.scenario.energy import EnergySpec
 from netfl.scenario.kinds import union_of
 
 # isort: off
-# the world kinds register as they are imported: edge, iov, leo (the order netfl list shows)
+# the world kinds register as they are imported (netfl list shows them by kind: edge, iov, leo)
 from netfl.scenario.sections import (
     DataSpec,
     Devices,

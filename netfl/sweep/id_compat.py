@@ -16,6 +16,7 @@ UNHASHED_DEFAULTS: tuple[tuple[tuple[str, ...], object], ...] = (
     (("stop", "stall_after"), 86400.0), (("world", "clients"), "users"),
     (("world", "association", "reconfiguration"), None),
     (("world", "beams", "background_by_hour"), None), (("world", "gsl", "weather"), None),
+    (("world", "beams", "background_spread"), 0.0), (("world", "backhaul"), None),
 )
 # fields whose default changed without changing results, hashed at their old default so the
 # ids of sweeps made before stay: stop.target_screen_samples was 2000 (one screening subset)

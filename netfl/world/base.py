@@ -21,6 +21,7 @@ import networkx as nx
 
 CLIENT, EDGE, CLOUD = "client", "edge", "cloud"
 TIERS = (CLIENT, EDGE, CLOUD)
+RELAY = "relay"  # a node that only forwards: a satellite backhauling RSUs (world/joined.py)
 LINK_CLASSES = ("access", "backhaul", "core")
 
 # listener(client, edge_server, attached): called after the association changed

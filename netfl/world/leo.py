@@ -156,6 +156,11 @@ class OrbitWorld(SatelliteAssociation, World):
         self.orbital_speed_mps = math.sqrt(MU_KM3_S2 / radius_km) * 1000.0
         self.orbit_radius_m = float(radius_km) * 1000.0
 
+    @property
+    def delay_update_s(self) -> float:
+        """How often ISL and feeder delays are refreshed (simulated seconds)."""
+        return self.spec.delay_update
+
     # ------------------------------------------------------------------------ geometry
 
     def sat_positions(self, t: float) -> np.ndarray:

@@ -880,6 +880,27 @@ def test_a_beams_background_changes_as_its_local_hour_turns():
     assert channel.capacity_bps == pytest.approx(26e6 / (1 + 13))
 
 
+def test_cells_that_differ_in_subscribers_scale_a_beams_background():
+    from netfl.network.beam import BeamPlan, lognormal_cell_load
+
+    took = {}
+    for spread in (0.0, 1.0):
+        bench = LeoBench(gsl={"kind": "fixed", "rate": "10 Mbps"},
+                         beams={"kind": "shared", "background_users": 4,
+                                "background_spread": spread})
+        client, sat, rise, _ = bench.window()
+        done = {}
+        bench.send_at(rise + 1.0, client, sat, 1e6, done, "x")
+        bench.env.run(until=rise + 200)
+        began, ended = done["x"]
+        took[spread] = ended - began - bench.world.distance_m(client, sat, began) / (
+            SPEED_OF_LIGHT_MPS)
+    cell = BeamPlan(None, 25e3, 16).cell(*bench.world.site(client))
+    factor = lognormal_cell_load(RandomStreams(0), 1.0)(cell)  # the bench's run seed
+    assert took[0.0] == pytest.approx(8e6 / (10e6 / 5), rel=1e-3)
+    assert took[1.0] == pytest.approx(8e6 / (10e6 / (1 + 4 * factor)), rel=1e-3)
+
+
 def test_rain_over_the_users_slows_their_uploads():
     # the uplink budget (14.25 GHz) loses MODCODs in a 50 mm/h storm up to 4 km
     took = {}

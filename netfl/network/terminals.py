@@ -1,0 +1,115 @@
+"""The satellite terminals of RSUs under a constellation (``netfl.world.joined``).
+
+Each terminal RSU has a ``terminal`` link to every satellite it sees over the run, up only while
+that satellite serves it (hold-down reason ``not-serving``). A link's rates are the backhaul's
+link budget at the current slant range (uplink: RSU -> satellite; downlink: satellite -> RSU),
+with the ITU weather at the RSU's latitude where given; with shared beams the RSU is a user of
+its satellite's beam over its ground cell, beside the beam's background users (and the other
+terminal RSUs in that cell), as a ``leo`` world's users are (``beam.py``). Rates and the delay
+(slant range / c) are refreshed when the link comes up, and at least every
+``rate_update.interval`` while it carries traffic; the delay also with the ISLs' every
+``delay_update``.
+"""
+
+from __future__ import annotations
+
+from netfl.network.beam import BeamPlan, lognormal_cell_load
+from netfl.network.flow import Channel
+from netfl.network.link import Link, LossModel
+from netfl.network.radio import SPEED_OF_LIGHT_MPS, AccessRadio
+from netfl.network.weather import weather_model
+from netfl.world.base import EDGE
+
+TERMINAL = "terminal"
+NOT_SERVING = "not-serving"
+
+
+class TerminalLinks:
+    """The terminal links of ``network``'s joined world (see the module docstring)."""
+
+    def __init__(self, network):
+        self.network, self.env, self.world = network, network.env, network.world
+        backhaul = self.world.spec.backhaul
+        gsl = backhaul.gsl
+        weather = getattr(gsl, "weather", None)
+        self.radio = AccessRadio(gsl, orbit_radius_m=self.world.sky.orbit_radius_m,
+                                 weather=None if weather is None else weather_model(weather))
+        self.interval_s = backhaul.rate_update.interval
+        self._beams, self._pool_of = None, {}
+        beams = backhaul.beams
+        if beams.kind == "shared":
+            start = backhaul.start
+            day_start = start.hour + start.minute / 60 + start.second / 3600
+            self._beams = BeamPlan(network.fabric, beams.diameter, beams.per_satellite,
+                                   beams.background(gsl.kind), beams.background_by_hour,
+                                   lambda: (day_start + self.env.now / 3600.0) % 24.0,
+                                   lognormal_cell_load(network.streams, beams.background_spread)
+                                   if beams.background_spread > 0 else None)
+            if beams.background_by_hour is not None:
+                self.env.process(self._turn_hours())
+        graph = self.world.graph
+        pairs = sorted((u, v) if self.world.tier(u) == EDGE else (v, u)
+                       for u, v, data in graph.edges(data=True)
+                       if data["link_class"] == TERMINAL)
+        for rsu, sat in pairs:
+            link = self._new_link(rsu, sat)
+            network.add_link(link)
+            link.hold_down(NOT_SERVING)  # before the run: no record, no route to clear
+        self.world.subscribe_terminals(self._on_serving)
+
+    def _turn_hours(self):
+        while True:
+            yield self.env.timeout(self._beams.advance() * 3600.0)
+
+    def _new_link(self, rsu: str, sat: str) -> Link:
+        fabric = self.network.fabric
+        if self._beams is not None:
+            cell = self._beams.cell(*self.world.terminal_site(rsu))
+            up_pool, down_pool = self._beams.pools(sat, cell)
+            channels = (up_pool.member(f"{rsu}->{sat}", 0.0),
+                        down_pool.member(f"{sat}->{rsu}", 0.0))
+            self._pool_of.update(zip(channels, (up_pool, down_pool), strict=True))
+        else:
+            channels = (Channel(fabric, f"{rsu}->{sat}", 0.0),
+                        Channel(fabric, f"{sat}->{rsu}", 0.0))
+        return Link(rsu, sat, TERMINAL, self.world.graph.edges[rsu, sat]["delay_s"], *channels,
+                    LossModel(), None)
+
+    def _on_serving(self, rsu: str, sat: str, serving: bool) -> None:
+        link = self.network.link(rsu, sat)
+        if serving:
+            self._refresh(link)
+        self.network.set_link_state(link, serving, NOT_SERVING)
+
+    def before_transmit(self, link: Link) -> None:
+        """Bring the link's rates up to date and keep them so while it carries traffic."""
+        if not link.up:
+            return
+        if not link.tracking:
+            self._refresh(link)
+            link.tracking = True
+            self.env.process(self._track(link))
+
+    def _refresh(self, link: Link) -> None:
+        rsu, sat = (link.u, link.v) if self.world.tier(link.u) == EDGE else (link.v, link.u)
+        now = self.env.now
+        distance = self.world.terminal_distance_m(rsu, sat, now)
+        latitude = self.world.terminal_site(rsu)[0]
+        up, down = self.radio.rates_bps(distance, 0.0, None, latitude, now)
+        for channel, rate in ((link.channel(rsu, sat), up), (link.channel(sat, rsu), down)):
+            pool = self._pool_of.get(channel)
+            if pool is not None:
+                pool.set_rate(channel, rate)
+            else:
+                channel.set_capacity(rate)
+        link.delay_s = distance / SPEED_OF_LIGHT_MPS
+
+    def _track(self, link: Link):
+        channels = (link.channel(link.u, link.v), link.channel(link.v, link.u))
+        try:
+            while link.up and any(c.active_flows for c in channels):
+                yield self.env.timeout(self.interval_s)
+                if link.up:
+                    self._refresh(link)
+        finally:
+            link.tracking = False
