@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from netfl.cli.common import err, out
-from netfl.results.rounds import PARTS
+from netfl.results.rounds import PARTS, SEGMENTS
 from netfl.sim.clock import format_duration, format_share
 
 
@@ -56,6 +56,7 @@ def analyze(
             stats.add_row(key[:-2].replace("_", " "), *(f"{s[q]:.3f}" for q in ("p50", "p90",
                                                                                  "max")))
         out.print(stats)
+        _print_segments(rounds, analysis.statistics)
         drawn = plot_rounds(rounds, run_dir / "rounds.png", str(summary.get("name", run_dir)))
         if drawn:
             out.print(f"wrote {drawn}")
@@ -70,6 +71,27 @@ def analyze(
         lost = summary.get("participation", {}).get("lost_by_cause", {})
         if lost:
             out.print("lost by cause: " + ", ".join(f"{k} {v:,}" for k, v in lost.items()))
+
+
+def _print_segments(rounds, statistics: dict) -> None:
+    """On a road under a constellation: the critical path's transfers split by hop."""
+    segments = [s for s in SEGMENTS if f"{s}_s" in rounds and (rounds[f"{s}_s"] > 0).any()]
+    if not segments:
+        return
+    table = Table(title="the critical path's transfers by hop (seconds; a satellite backhaul)")
+    for column in ("", "p50", "p90", "max", "share of all rounds"):
+        table.add_column(column, justify="right")
+    total = float(rounds["duration_s"].sum())
+    for segment in segments:
+        s = statistics.get(f"{segment}_s") or {}
+        share = float(rounds[f"{segment}_s"].sum()) / total if total > 0 else 0.0
+        table.add_row(SEGMENT_NAMES[segment], *(f"{s.get(q, 0.0):.3f}" for q in
+                                                ("p50", "p90", "max")), format_share(share))
+    out.print(table)
+
+
+SEGMENT_NAMES = {"radio": "vehicle radio", "terminal": "RSU - satellite", "isl": "ISLs",
+                 "feeder": "satellite - gateway", "fibre": "fibre"}
 
 
 def _print_updates(run_dir: Path, summary: dict) -> None:

@@ -17,6 +17,13 @@ a back-off, a wait for coverage, an untraced step). Every part of a round is one
 
 and the parts add up to the round's duration (``waiting`` is what the others leave of it).
 
+Where the world names the segments of a path (a road under a constellation: ``hop_segment``),
+the transfers on the critical path are also split by the hops they crossed, into ``radio``,
+``terminal``, ``isl``, ``feeder`` and ``fibre`` (:func:`hop_spans`): each hop's part is the time
+from the last bit leaving the hop before to the last bit leaving it; on a pipelined path the
+data's passage (its serialization at the bottleneck) is moved from the first hop to the hop
+the flow used most of (the largest ``rate_share``). These add up to the transfers' parts.
+
 Only the current round's activities are kept, indexed by the node they end at: memory does not
 grow with the number of transfers of a run. The walk costs O(path length x log activities).
 """
@@ -34,6 +41,7 @@ from netfl.sim.trace import (
     Aggregate,
     Busy,
     ExchangeBooked,
+    HopEnd,
     RoundEnd,
     TraceBus,
     TrainEnd,
@@ -43,6 +51,9 @@ from netfl.sim.trace import (
 PARTS = ("download", "compute", "upload", "aggregation", "group_operation", "handover",
          "waiting")
 ROUND_COLUMNS = ["round", "start_s", "end_s", "duration_s", "ended_at", *(f"{p}_s" for p in PARTS)]
+# the segments of a path on a road under a constellation (netfl.world.joined)
+SEGMENTS = ("radio", "terminal", "isl", "feeder", "fibre")
+SEGMENT_COLUMNS = [f"{s}_s" for s in SEGMENTS]
 _RANK = {"client": 0, "edge": 1, "cloud": 2}
 ROUNDING_ULPS = 16  # how far past a time an activity may end and still count as ended by it
 
@@ -59,20 +70,58 @@ def transfer_part(tag: str, src_tier: str, dst_tier: str) -> str:
 
 class Activity(NamedTuple):
     """Something that took time and ended at ``node``: ``src`` is where a transfer came from
-    (None for work on the node itself). A tuple: one is made per transfer and computation."""
+    (None for work on the node itself); ``transfer`` its id where its hops are split (-1
+    otherwise). A tuple: one is made per transfer and computation."""
 
     start: float
     end: float
     node: str
     src: str | None
     part: str
+    transfer: int = -1
+
+
+class Hop(NamedTuple):
+    """One hop of a transfer: its first bit in, its last bit out, its share of the link's
+    capacity (1: the flow's bottleneck) and the segment of the path it is."""
+
+    start: float
+    end: float
+    rate_share: float
+    segment: str
+
+
+def hop_spans(start: float, hops: list[Hop]) -> list[tuple[str, float, float]]:
+    """(segment, from, to) of each hop of a transfer that began at ``start``, in path order,
+    adding up to its duration: from the last bit leaving the hop before (``start`` for the
+    first) to the last bit leaving this one; on a pipelined path (the next hop's first bit in
+    before this one's last bit out) the data's passage is the bottleneck's, not the first
+    hop's: the first hop keeps only its delay (the next hop's first bit in, less its own) and
+    the rest is moved to the hop of the largest ``rate_share``."""
+    spans, before = [], start
+    for hop in hops:
+        spans.append([hop.segment, before, hop.end])
+        before = hop.end
+    if len(hops) > 1:
+        passage = (hops[0].end - start) - max(hops[1].start - hops[0].start, 0.0)
+        bottleneck = max(range(len(hops)), key=lambda i: (hops[i].rate_share, -i))
+        if passage > 0 and bottleneck > 0:
+            # the spans stay contiguous: the moved time sits where the bottleneck's hop is
+            spans[0][2] -= passage
+            for span in spans[1:bottleneck + 1]:
+                span[1] -= passage
+                if span is not spans[bottleneck]:
+                    span[2] -= passage
+    return [tuple(span) for span in spans]
 
 
 def critical_path(by_node: dict[str, list[Activity]], last: Activity, start: float,
-                  end: float) -> tuple[dict[str, float], str]:
+                  end: float, visit: Callable[[Activity, float, float], None] | None = None
+                  ) -> tuple[dict[str, float], str]:
     """The parts (seconds) of the round from ``start`` to ``end`` whose last activity is
     ``last``, walking back over ``by_node`` (each node's activities in order of their ends),
-    and the node it ended at. The parts add up to ``end - start``."""
+    and the node it ended at. The parts add up to ``end - start``. ``visit(activity, from,
+    to)`` is told each activity on the path and the span of it counted."""
     parts = dict.fromkeys(PARTS, 0.0)
     limit: dict[str, int] = {}  # per node visited: its activities from here on are picked
     node, t = last.node, end
@@ -89,6 +138,8 @@ def critical_path(by_node: dict[str, list[Activity]], last: Activity, start: flo
         activity, limit[node] = acts[i], i
         began = max(activity.start, start)
         parts[activity.part] += max(min(activity.end, t) - began, 0.0)
+        if visit is not None and min(activity.end, t) > began:
+            visit(activity, began, min(activity.end, t))
         t = min(t, began)
         if activity.src is not None:
             node = activity.src
@@ -104,8 +155,16 @@ def _end(activity: Activity) -> float:
 class RoundAnalyzer:
     """Subscribes to a run's trace; one row per round (``rows``) with its critical path."""
 
-    def __init__(self, trace: TraceBus, tier_of: Callable[[str], str]):
-        self._tier = tier_of
+    def __init__(self, trace: TraceBus, tier_of: Callable[[str], str],
+                 segment_of: Callable[[str, str], str] | None = None):
+        """``segment_of(u, v)``: the segment a hop is (one of SEGMENTS), where the world
+        names them: the rows then split the critical path's transfers by hop."""
+        self._tier, self._segment_of = tier_of, segment_of
+        self.columns = ROUND_COLUMNS + (SEGMENT_COLUMNS if segment_of is not None else [])
+        self._hops: dict[int, list[Hop]] = {}  # transfer id -> its hops, this round
+        self._segments = dict.fromkeys(SEGMENTS, 0.0)
+        if segment_of is not None:
+            trace.subscribe(self._on_hop, HopEnd)
         self.rows: list[dict] = []
         self._by_node: dict[str, list[Activity]] = {}
         self._last: Activity | None = None
@@ -133,7 +192,23 @@ class RoundAnalyzer:
             ends = r.tag.split("->")
             if len(ends) == 2 and ends == [self._tier(r.src), self._tier(r.dst)]:
                 self._part_of_tag[r.tag] = part  # the tag says the tiers: the same part always
-        self._add(Activity(r.time_s - r.duration_s, r.time_s, r.dst, r.src, part))
+        transfer = r.transfer_id if self._segment_of is not None else -1
+        self._add(Activity(r.time_s - r.duration_s, r.time_s, r.dst, r.src, part, transfer))
+
+    def _on_hop(self, r: HopEnd) -> None:
+        self._hops.setdefault(r.transfer_id, []).append(
+            Hop(r.start_s, r.time_s, r.rate_share, self._segment_of(r.u, r.v)))
+
+    def _split(self, activity: Activity, began: float, ended: float) -> None:
+        """Add the span [began, ended] of a transfer on the critical path to its hops'
+        segments (its last attempt's hops: those within its time)."""
+        if activity.transfer < 0:
+            return
+        hops = sorted((h for h in self._hops.get(activity.transfer, ())
+                       if activity.start - 1e-9 <= h.start and h.end <= activity.end + 1e-9),
+                      key=lambda h: (h.end, h.start))
+        for segment, a, b in hop_spans(activity.start, hops):
+            self._segments[segment] += max(min(b, ended) - max(a, began), 0.0)
 
     def _on_exchange_booked(self, r: ExchangeBooked) -> None:
         """An exchange in closed form: each client's download and computation, then the
@@ -167,13 +242,19 @@ class RoundAnalyzer:
 
     def _on_round(self, r: RoundEnd) -> None:
         start, end = self._round_start, r.time_s
+        splitting = self._segment_of is not None
         if self._last is None:
             parts, node = dict.fromkeys(PARTS, 0.0) | {"waiting": end - start}, ""
         else:
-            parts, node = critical_path(self._by_node, self._last, start, end)
-        self.rows.append({"round": r.round, "start_s": start, "end_s": end,
-                          "duration_s": end - start, "ended_at": node}
-                         | {f"{p}_s": parts[p] for p in PARTS})
+            parts, node = critical_path(self._by_node, self._last, start, end,
+                                        self._split if splitting else None)
+        row = ({"round": r.round, "start_s": start, "end_s": end, "duration_s": end - start,
+                "ended_at": node} | {f"{p}_s": parts[p] for p in PARTS})
+        if splitting:
+            row |= {f"{s}_s": self._segments[s] for s in SEGMENTS}
+            self._segments = dict.fromkeys(SEGMENTS, 0.0)
+            self._hops = {}
+        self.rows.append(row)
         self._by_node, self._last, self._round_start = {}, None, end
 
 
@@ -183,7 +264,8 @@ def round_statistics(rows: Iterable[dict]) -> dict:
     if not rows:
         return {}
     out = {}
-    for key in ["duration_s"] + [f"{p}_s" for p in PARTS]:
+    segments = [c for c in SEGMENT_COLUMNS if c in rows[0]]
+    for key in ["duration_s"] + [f"{p}_s" for p in PARTS] + segments:
         values = np.array([row[key] for row in rows], dtype=float)
         out[key] = {"p50": float(np.percentile(values, 50)),
                     "p90": float(np.percentile(values, 90)), "max": float(values.max())}

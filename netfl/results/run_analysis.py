@@ -12,7 +12,7 @@ import pandas as pd
 from netfl.results.links import bottlenecks, link_table
 from netfl.results.occupancy import occupancy, occupancy_summary
 from netfl.results.participation import PARTICIPATION_COLUMNS, Participation
-from netfl.results.rounds import ROUND_COLUMNS, RoundAnalyzer, round_statistics
+from netfl.results.rounds import RoundAnalyzer, round_statistics
 from netfl.results.updates import UpdateLog
 from netfl.sim.trace import TraceBus
 
@@ -23,7 +23,8 @@ class RunAnalysis:
 
     def __init__(self, trace: TraceBus, world, asynchronous: bool = False):
         self.world = world
-        self.rounds = RoundAnalyzer(trace, world.tier)  # each round's critical path
+        # each round's critical path (split by hop where the world names a path's segments)
+        self.rounds = RoundAnalyzer(trace, world.tier, getattr(world, "hop_segment", None))
         self.participation = Participation(trace, world.tier)
         # asynchronous aggregation's updates (their lives where the algorithm says it is one)
         self.updates = UpdateLog(trace, world.tier, lives=asynchronous)
@@ -37,7 +38,7 @@ class RunAnalysis:
         return self._end[1], self._end[2]
 
     def rounds_table(self) -> pd.DataFrame:
-        return pd.DataFrame(self.rounds.rows, columns=ROUND_COLUMNS)
+        return pd.DataFrame(self.rounds.rows, columns=self.rounds.columns)
 
     def summary(self, network, now_s: float) -> dict:
         """summary.json's round_critical_path, bottlenecks, occupancy and participation."""

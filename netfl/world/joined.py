@@ -22,7 +22,7 @@ import numpy as np
 
 from netfl.errors import ScenarioError, ScenarioProblem
 from netfl.scenario.iov import IovWorld
-from netfl.world.base import CLOUD, EDGE, RELAY
+from netfl.world.base import CLIENT, CLOUD, EDGE, RELAY
 from netfl.world.iov import RoadWorld, build_iov_world
 from netfl.world.leo import OrbitWorld, build_leo_world
 from netfl.world.orbits import SPEED_OF_LIGHT_KM_S
@@ -99,6 +99,18 @@ class JoinedWorld(RoadWorld):
         if sky_pairs:
             out[sky_rows] = self.sky.link_delays_s(sky_pairs, t)
         return out
+
+    def hop_segment(self, u: str, v: str) -> str:
+        """The segment of a path a hop between ``u`` and ``v`` is: ``radio`` (vehicle - RSU),
+        ``terminal`` (RSU - satellite), ``isl``, ``feeder`` (satellite - cloud) or ``fibre``."""
+        tiers = {self.tier(u), self.tier(v)}
+        if CLIENT in tiers:
+            return "radio"
+        if RELAY not in tiers:
+            return "fibre"
+        if tiers == {RELAY}:
+            return "isl"
+        return "feeder" if CLOUD in tiers else "terminal"
 
     def edge_graph(self) -> nx.Graph:
         """The RSUs as neighbours along the road (each RSU's nearest on either side), whatever

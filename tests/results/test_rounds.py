@@ -152,3 +152,49 @@ def test_rounds_add_up_under_a_constellation(kind):
     result.summary, result.rounds = simulation.summary(), simulation.rounds.rows
     rows = check_rounds(result)
     assert all(r["upload_s"] > 0 for r in rows)  # the users' uplinks are on every path
+
+
+# ----------------------------------------------------------- a path split by its hops
+
+
+def test_a_store_and_forward_path_splits_at_each_hops_last_bit():
+    from netfl.results.rounds import Hop, hop_spans
+
+    # each hop's first bit waits for the one before's last: nothing moves
+    hops = [Hop(0.0, 2.0, 1.0, "radio"), Hop(2.0, 2.5, 1.0, "terminal"),
+            Hop(2.5, 2.6, 0.1, "feeder")]
+    assert hop_spans(0.0, hops) == [("radio", 0.0, 2.0), ("terminal", 2.0, 2.5),
+                                    ("feeder", 2.5, 2.6)]
+
+
+def test_a_pipelined_paths_passage_goes_to_its_bottleneck():
+    from netfl.results.rounds import Hop, hop_spans
+
+    # 8 s of data through a path whose second hop is the bottleneck; delays 0.1, 0.2, 0.3 s:
+    # last bits out at 8.1, 8.3, 8.6; first bits in at 0, 0.1, 0.3
+    hops = [Hop(0.0, 8.1, 0.2, "radio"), Hop(0.1, 8.3, 1.0, "terminal"),
+            Hop(0.3, 8.6, 0.5, "feeder")]
+    spans = hop_spans(0.0, hops)
+    lengths = {segment: b - a for segment, a, b in spans}
+    assert lengths == pytest.approx({"radio": 0.1, "terminal": 8.2, "feeder": 0.3})
+    assert all(spans[i][2] == pytest.approx(spans[i + 1][1]) for i in range(2))
+    assert spans[-1][2] == 8.6  # they add up to the transfer's time
+
+
+def test_on_a_road_under_a_constellation_a_rounds_transfers_split_by_hop():
+    from netfl.results.rounds import SEGMENT_COLUMNS
+    from tests.world.test_joined import backhaul
+
+    scenario = iov_scenario(TINY)
+    scenario["algorithm"] = {"kind": "hier-fedavg", "rounds": 3, "edge_rounds": 1,
+                             "local_steps": 2, "batch_size": 16}
+    scenario["world"]["backhaul"] = backhaul(horizon=3600)
+    sim = Simulation(netfl.load_scenario(scenario))
+    sim.run()
+    rounds = sim.analysis.rounds_table()
+    assert list(rounds.columns[-len(SEGMENT_COLUMNS):]) == SEGMENT_COLUMNS
+    transfers = rounds[["download_s", "upload_s", "handover_s"]].sum(axis=1)
+    segments = rounds[SEGMENT_COLUMNS].sum(axis=1)
+    assert (segments <= transfers + 1e-6).all() and (segments >= 0.99 * transfers - 1e-6).all()
+    assert (rounds["terminal_s"] > 0).all() and (rounds["feeder_s"] > 0).all()
+    assert (rounds["isl_s"] > 0).any()  # the only gateway is 1,500 km away
