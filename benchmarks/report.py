@@ -51,6 +51,13 @@ BENCHMARKS = {
         "IoV event throughput",
         "An hour of a 10 km highway with Fed-CHS, latency only: host seconds per simulated "
         "hour and events per second, against raw SimPy doing the same number of events."),
+    "bench_worlds": (
+        "Mobile worlds' event throughput",
+        "Twenty simulated minutes of hierarchical FedAvg, latency only, on a 60 km road with "
+        "fibre, the same road whose 20 RSUs reach the cloud through Starlink (a road under a "
+        "constellation), and 100 users under Starlink: events per host second, against raw "
+        "SimPy doing the same number of events right after each. The headline is the joined "
+        "world's ratio to raw SimPy over the fibre road's."),
     "bench_trainer": (
         "Trainer against a per-client loop",
         "Samples per second of netfl's trainer against a per-client deep-copy loop and a "

@@ -1,7 +1,7 @@
 """The satellite terminals of RSUs under a constellation (``netfl.world.joined``).
 
-Each terminal RSU has a ``terminal`` link to every satellite it sees over the run, up only while
-that satellite serves it (hold-down reason ``not-serving``). A link's rates are the backhaul's
+A terminal RSU's ``terminal`` link to a satellite is made when that satellite first serves it,
+and is up only while it does (hold-down reason ``not-serving``). A link's rates are the backhaul's
 link budget at the current slant range (uplink: RSU -> satellite; downlink: satellite -> RSU),
 with the ITU weather at the RSU's latitude where given; with shared beams the RSU is a user of
 its satellite's beam over its ground cell, beside the beam's background users (and the other
@@ -47,14 +47,6 @@ class TerminalLinks:
                                    if beams.background_spread > 0 else None)
             if beams.background_by_hour is not None:
                 self.env.process(self._turn_hours())
-        graph = self.world.graph
-        pairs = sorted((u, v) if self.world.tier(u) == EDGE else (v, u)
-                       for u, v, data in graph.edges(data=True)
-                       if data["link_class"] == TERMINAL)
-        for rsu, sat in pairs:
-            link = self._new_link(rsu, sat)
-            network.add_link(link)
-            link.hold_down(NOT_SERVING)  # before the run: no record, no route to clear
         self.world.subscribe_terminals(self._on_serving)
 
     def _turn_hours(self):
@@ -76,7 +68,13 @@ class TerminalLinks:
                     LossModel(), None)
 
     def _on_serving(self, rsu: str, sat: str, serving: bool) -> None:
-        link = self.network.link(rsu, sat)
+        link = self.network.find_link(rsu, sat)
+        if link is None:  # first served by it: the link is made (an RSU sees hundreds a day)
+            self.world.add_terminal_edge(rsu, sat)
+            link = self._new_link(rsu, sat)
+            self.network.add_link(link)
+            if not serving:
+                link.hold_down(NOT_SERVING)
         if serving:
             self._refresh(link)
         self.network.set_link_state(link, serving, NOT_SERVING)

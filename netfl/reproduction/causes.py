@@ -9,8 +9,11 @@ from dataclasses import dataclass
 import pandas as pd
 
 from netfl.reproduction.cells import StudyResults
-from netfl.results.rounds import PARTS
+from netfl.results.rounds import PARTS, SEGMENTS
 from netfl.sim.clock import format_bits, format_duration, format_share
+
+HOP_NAMES = {"radio": "vehicle radio", "terminal": "RSU - satellite", "isl": "ISLs",
+             "feeder": "satellite - gateway", "fibre": "fibre"}
 
 
 @dataclass(frozen=True)
@@ -23,6 +26,11 @@ class ArmRounds:
     parts: list[tuple[str, float]]
     channel: str
     rounds_to_target: float | None
+    hops: list[tuple[str, float]] = ()  # a satellite backhaul: the transfers' time by hop
+
+    def hops_text(self) -> str:
+        """The transfers by hop (a road under a constellation): 'radio 9.6 s, terminal 0.8 s'."""
+        return ", ".join(f"{HOP_NAMES[h]} {format_duration(s)}" for h, s in self.hops)
 
     def parts_text(self) -> str:
         """The critical path's largest parts: 'download 1.3 s, upload 1.2 s'."""
@@ -39,6 +47,7 @@ def arm_rounds(results: StudyResults, arm: str, point: str | None = None) -> Arm
     """``arm``'s rounds from its runs' summary.json, at one setting (``point``) or over all of
     them (None without a critical path)."""
     durations, parts, channels, to_target = [], {p: [] for p in PARTS}, {}, []
+    hops = {h: [] for h in SEGMENTS}
     runs = (results.arm_runs(arm) if point is None
             else results.runs.get(arm, {}).get(point, []))
     for run in runs:
@@ -49,6 +58,9 @@ def arm_rounds(results: StudyResults, arm: str, point: str | None = None) -> Arm
         durations.append(path["duration_s"]["p50"])
         for part in PARTS:
             parts[part].append(path.get(f"{part}_s", {}).get("p50", 0.0))
+        for hop in SEGMENTS:
+            if f"{hop}_s" in path:
+                hops[hop].append(path[f"{hop}_s"]["p50"])
         for bottleneck in (summary.get("bottlenecks") or [])[:1]:
             channels.setdefault(bottleneck["channel"], []).append(bottleneck["utilisation"])
         if summary.get("rounds_to_target") is not None:
@@ -61,7 +73,9 @@ def arm_rounds(results: StudyResults, arm: str, point: str | None = None) -> Arm
     return ArmRounds(float(pd.Series(durations).median()),
                      [(p, s) for s, p in shares if s > 0],
                      f"{busiest[0]} ({format_share(max(busiest[1]))})" if busiest else "-",
-                     float(pd.Series(to_target).median()) if to_target else None)
+                     float(pd.Series(to_target).median()) if to_target else None,
+                     [(h, m) for h, v in hops.items() if v
+                      and (m := float(pd.Series(v).median())) > 0])
 
 
 def arm_traffic(results: StudyResults, arm: str) -> str | None:

@@ -125,10 +125,10 @@ def markdown_rows(head: list[str], rows: list[list[str]]) -> str:
 def round_table(results: StudyResults) -> str:
     """Per arm, and per setting where the study has several (a setting's rounds can differ by
     orders of magnitude: a rate sweep), over its runs: the median round's duration, its
-    critical path's two largest parts, and the busiest channel with its utilisation, from
-    summary.json."""
+    critical path's two largest parts (and, on a road under a constellation, its transfers'
+    time by hop), and the busiest channel with its utilisation, from summary.json."""
     settings = len(results.points) > 1
-    rows = []
+    rows, hops = [], []
     for arm in results.arms:
         for point in results.points if settings else [None]:
             rounds = arm_rounds(results, arm, point)
@@ -136,10 +136,16 @@ def round_table(results: StudyResults) -> str:
                 continue
             rows.append([arm, *([point] if settings else []), format_duration(rounds.median_s),
                          rounds.parts_text() or "-", rounds.channel])
+            hops.append(rounds.hops_text() or "-")
     if not rows:
         return ""
+    by_hop = any(text != "-" for text in hops)  # a satellite backhaul: where the time went
+    if by_hop:
+        rows = [[*row[:-1], hop, row[-1]] for row, hop in zip(rows, hops, strict=True)]
     return markdown_rows(["arm", *(["setting"] if settings else []), "median round",
-                          "its largest parts (p50)", "busiest channel (utilisation)"], rows)
+                          "its largest parts (p50)",
+                          *(["its transfers by hop (p50)"] if by_hop else []),
+                          "busiest channel (utilisation)"], rows)
 
 
 TIME_METRICS = ("time_to_target_s", "sim_time_s")

@@ -7,15 +7,14 @@ the cloud); then the RSUs with a terminal lose their fibre, and the constellatio
 placed on the Earth by ``backhaul.site``. Its satellites join the graph as relays (tier
 ``relay``: neither clients nor edge servers; routes cross them) named ``s0..``, with its ISLs
 (class ``backhaul``) and feeder links to the cloud (class ``core``, up while a gateway sees the
-satellite); each terminal RSU gets a ``terminal`` link to every satellite it ever sees, up only
-while that satellite serves it (the association policy, hand-overs and the 15-s schedule as
-for a ``leo`` world's users). The network's terminal side (``netfl.network.terminals``) gives
-those links their rates (the link budget at the slant range, shared in the beam) and delays.
+satellite). A terminal RSU's ``terminal`` link to a satellite is added when that satellite
+first serves it and is up only while it does (the association policy, hand-overs and the 15-s
+schedule as for a ``leo`` world's users: ``subscribe_terminals``). The network's terminal side
+(``netfl.network.terminals``) makes those links and gives them their rates (the link budget at
+the slant range, shared in the beam) and delays.
 """
 
 from __future__ import annotations
-
-import math
 
 import networkx as nx
 import numpy as np
@@ -27,7 +26,7 @@ from netfl.world.iov import RoadWorld, build_iov_world
 from netfl.world.leo import OrbitWorld, build_leo_world
 from netfl.world.orbits import SPEED_OF_LIGHT_KM_S
 
-TERMINAL = "terminal"  # the link class of an RSU's satellite terminal
+TERMINAL = "terminal"  # the link class of an RSU's satellite terminal (netfl.network.terminals)
 
 
 def satellite_name(j: int) -> str:
@@ -135,6 +134,15 @@ class JoinedWorld(RoadWorld):
         changes (the old one's link goes down first)."""
         self._terminal_listeners.append(listener)
 
+    def add_terminal_edge(self, rsu: str, sat: str) -> None:
+        """The graph edge of ``rsu``'s terminal link to ``sat`` (made when ``sat`` first serves
+        it: the network adds its link at once)."""
+        self.graph.add_edge(rsu, sat, link_class=TERMINAL,
+                            delay_s=self.link_delays_s([(rsu, sat)], self._now())[0])
+
+    def _now(self) -> float:
+        return 0.0 if self._env is None else self._env.now
+
     def start(self, env, streams) -> None:
         super().start(env, streams)
         self._env = env
@@ -220,14 +228,8 @@ def build_joined_world(road: RoadWorld, spec: IovWorld, rng: np.random.Generator
             graph.add_edge(rename[u], rename[v], **data)
         elif road.cloud is not None and sky.cloud in (u, v):  # a feeder link
             graph.add_edge(rename[u if v == sky.cloud else v], road.cloud, **data)
-    user_rsu = {sky.clients[k]: rsu for k, rsu in enumerate(terminals)}
-    seen = sorted({(int(k), int(j)) for k, j in zip(sky.windows["site"], sky.windows["sat"],
-                                                     strict=True)})
-    for k, j in seen:
-        graph.add_edge(user_rsu[sky.clients[k]], rename[sky.edge_servers[j]],
-                       link_class=TERMINAL, delay_s=math.inf)
-    unseen = [rsu for k, rsu in enumerate(terminals)
-              if not any(site == k for site, _ in seen)]
+    seeing = set(sky.windows["site"].astype(int))
+    unseen = [rsu for k, rsu in enumerate(terminals) if k not in seeing]
     if unseen:
         raise ScenarioError([ScenarioProblem(
             "world.backhaul", f"RSUs {unseen} see no satellite above "
@@ -236,7 +238,7 @@ def build_joined_world(road: RoadWorld, spec: IovWorld, rng: np.random.Generator
     world = JoinedWorld(road, graph, sky, terminals, neighbours)
     world.notes = road.notes + sky.notes
     for u, v, data in graph.edges(data=True):  # delays at time 0
-        if data["link_class"] in (TERMINAL,) or RELAY in (world.tier(u), world.tier(v)):
+        if RELAY in (world.tier(u), world.tier(v)):
             data["delay_s"] = float(world.link_delays_s([(u, v)], 0.0)[0])
     return world
 

@@ -19,7 +19,7 @@ PLANS = ROOT / "scenarios" / "reproduction"
 def test_every_shipped_plan_loads_and_every_run_validates(tmp_path):
     plans = load_plans(PLANS)
     assert [p.section for p in plans] == ["fed-chs", "chfl", "hfl-pwp", "group-fel", "network",
-                                          "asynchrony"]
+                                          "asynchrony", "backhaul"]
     for quick in (False, True):
         runs = [r for p in plans for r in arm_runs(p, tmp_path, quick)]
         points = sum(len(r.load().points) for r in runs)
