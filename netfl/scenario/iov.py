@@ -312,7 +312,7 @@ class IovWorld(Section):
     the road, with an optional cloud behind them."""
 
     kind: Literal["iov"]
-    BUILDER: ClassVar[str] = "netfl.world.joined:build_road_world"
+    BUILDER: ClassVar[str] = "netfl.world.joined:build_iov_world"
     road: Road
     rsus: RsuPlacement
     traffic: Traffic = Traffic()

@@ -328,13 +328,10 @@ def space_time_segments(world: RoadWorld, now_s: float, max_vehicles: int = 400
     return segments
 
 
-def build_iov_world(spec: IovWorld, rng: np.random.Generator, *, road_only: bool = False
-                    ) -> RoadWorld:
-    """Build an ``iov`` world (see the module docstring); ``rng`` is the world stream. With a
-    satellite ``backhaul`` it is built by netfl.world.joined (``road_only``: its road part)."""
-    if spec.backhaul is not None and not road_only:
-        raise ValueError("an iov world with world.backhaul is built by "
-                         "netfl.world.joined.build_road_world")
+def build_road(spec: IovWorld, rng: np.random.Generator) -> RoadWorld:
+    """Build an ``iov`` world's road (see the module docstring), with fibre at every RSU;
+    ``rng`` is the world stream. The world itself is built by
+    :func:`netfl.world.joined.build_iov_world`, which joins a satellite ``backhaul`` to it."""
     paths = vehicle_paths(spec, rng)
     positions = rsu_layout(spec, paths)
     rsu_array = np.asarray(positions, dtype=float)

@@ -22,7 +22,7 @@ import numpy as np
 from netfl.errors import ScenarioError, ScenarioProblem
 from netfl.scenario.iov import IovWorld
 from netfl.world.base import CLIENT, CLOUD, EDGE, RELAY
-from netfl.world.iov import RoadWorld, build_iov_world
+from netfl.world.iov import RoadWorld, build_road
 from netfl.world.leo import OrbitWorld, build_leo_world
 from netfl.world.orbits import SPEED_OF_LIGHT_KM_S
 
@@ -243,8 +243,8 @@ def build_joined_world(road: RoadWorld, spec: IovWorld, rng: np.random.Generator
     return world
 
 
-def build_road_world(spec: IovWorld, rng: np.random.Generator) -> RoadWorld:
+def build_iov_world(spec: IovWorld, rng: np.random.Generator) -> RoadWorld:
     """Build an ``iov`` world: the road (netfl.world.iov), joined to its satellite backhaul
     where ``spec.backhaul`` gives one."""
-    road = build_iov_world(spec, rng, road_only=True)
+    road = build_road(spec, rng)
     return road if spec.backhaul is None else build_joined_world(road, spec, rng)

@@ -22,7 +22,7 @@ from netfl.scenario.iov import IovWorld, ShannonRadio
 from netfl.scenario.sections import Links
 from netfl.sim.clock import RandomStreams
 from netfl.sim.trace import LinkState, TraceBus, TransferEnd, TransferFail, TransferStart
-from netfl.world.iov import build_iov_world
+from netfl.world.joined import build_iov_world
 from tests.conftest import write_fcd
 
 MB = 1e6

@@ -17,12 +17,12 @@ from netfl.scenario.iov import IovWorld
 from netfl.world.base import CLIENT, EDGE, World
 from netfl.world.iov import (
     assign_slots,
-    build_iov_world,
     iov_summary,
     path_visits,
     space_time_segments,
     visit_rows,
 )
+from netfl.world.joined import build_iov_world
 from netfl.world.mobility import Trip, kmh
 from tests.conftest import write_fcd
 

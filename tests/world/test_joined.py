@@ -15,7 +15,7 @@ from netfl.scenario.sections import Links
 from netfl.sim.clock import RandomStreams
 from netfl.sim.trace import HopEnd, TraceBus, TransferEnd
 from netfl.world.base import CLIENT, EDGE, RELAY
-from netfl.world.joined import JoinedWorld, build_road_world
+from netfl.world.joined import JoinedWorld, build_iov_world
 
 ROAD = {"kind": "iov", "road": {"kind": "highway", "length": 9000},
         "rsus": {"spacing": 3000, "coverage": 500},
@@ -35,7 +35,7 @@ def backhaul(**changes) -> dict:
 
 def world(**changes) -> JoinedWorld:
     spec = IovWorld.model_validate(ROAD | {"backhaul": backhaul(**changes)})
-    return build_road_world(spec, np.random.default_rng(0))
+    return build_iov_world(spec, np.random.default_rng(0))
 
 
 class Bench:
@@ -136,14 +136,6 @@ def test_satellites_that_reach_nothing_are_refused():
     with pytest.raises(ValueError, match="reaches nothing"):
         IovWorld.model_validate(ROAD | {"backhaul": backhaul(isl={"kind": "none"},
                                                               ground_stations=None)})
-
-
-def test_a_road_with_backhaul_is_not_built_as_a_plain_road():
-    from netfl.world.iov import build_iov_world
-
-    spec = IovWorld.model_validate(ROAD | {"backhaul": backhaul()})
-    with pytest.raises(ValueError, match="build_road_world"):
-        build_iov_world(spec, np.random.default_rng(0))
 
 
 def test_fibre_rsus_keep_their_fibre():
