@@ -6,9 +6,8 @@ link budget at the current slant range (uplink: RSU -> satellite; downlink: sate
 with the ITU weather at the RSU's latitude where given; with shared beams the RSU is a user of
 its satellite's beam over its ground cell, beside the beam's background users (and the other
 terminal RSUs in that cell), as a ``leo`` world's users are (``beam.py``). Rates and the delay
-(slant range / c) are refreshed when the link comes up, and at least every
-``rate_update.interval`` while it carries traffic; the delay also with the ISLs' every
-``delay_update``.
+(slant range / c) are refreshed when the link comes up, when a transfer starts over it, and at
+least every ``rate_update.interval`` while it carries traffic.
 """
 
 from __future__ import annotations

@@ -78,8 +78,7 @@ class SatelliteBackhaul(Section):
     association: Association = Association()
     isl: Isl = GridIsl()
     ground_stations: GroundStations | None = None
-    delay_update: PositiveDuration = Field(10.0, description="ISL, feeder and terminal delays "
-                                           "refresh")
+    delay_update: PositiveDuration = Field(10.0, description="ISL and feeder delays refresh")
     rate_update: OrbitalRateUpdate = OrbitalRateUpdate()
     cache: bool = Field(True, description="cache contact plans on disk")
 
