@@ -18,9 +18,9 @@ from netfl.network.link import Link, LossModel
 from netfl.network.radio import SPEED_OF_LIGHT_MPS, AccessRadio
 from netfl.network.weather import weather_model
 from netfl.world.base import EDGE
+from netfl.world.joined import TERMINAL
 
-TERMINAL = "terminal"
-NOT_SERVING = "not-serving"
+NOT_SERVING = "not-serving"  # the hold-down reason of a terminal link to a satellite not serving
 
 
 class TerminalLinks:
