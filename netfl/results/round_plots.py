@@ -1,5 +1,6 @@
 """rounds.png: each round's critical path as a stacked bar, and each part's distribution over
-the rounds (netfl.results.rounds), in the categories' colours (netfl.results.palette)."""
+the rounds (netfl.results.rounds), in the categories' colours (netfl.results.palette); on a
+road under a constellation also the critical path's transfers by hop."""
 
 from __future__ import annotations
 
@@ -8,12 +9,14 @@ from pathlib import Path
 import pandas as pd
 
 from netfl.results.palette import colour
-from netfl.results.rounds import PARTS
+from netfl.results.rounds import PARTS, SEGMENTS
 
 # the palette's name of each part
 PART_CATEGORY = {"download": "download", "compute": "training", "upload": "upload",
                  "aggregation": "aggregation", "group_operation": "group operations",
                  "handover": "hand-over", "waiting": "waiting"}
+HOP_LABELS = {"radio": "vehicle radio", "terminal": "RSU - satellite", "isl": "ISLs",
+              "feeder": "satellite - gateway", "fibre": "fibre"}
 MAX_BARS = 400  # more rounds than this: the bars of an even sample, said in the title
 
 
@@ -29,8 +32,15 @@ def plot_rounds(rounds: pd.DataFrame, path: Path, title: str) -> Path | None:
         step = -(-len(rounds) // MAX_BARS)
         shown = rounds.iloc[::step]
     parts = [p for p in PARTS if (rounds[f"{p}_s"] > 0).any()]
-    fig = Figure(figsize=(11, 4.2), layout="constrained")
-    bars, spread = fig.subplots(1, 2, width_ratios=[3, 1])
+    hops = [h for h in SEGMENTS if f"{h}_s" in rounds and (rounds[f"{h}_s"] > 0).any()]
+    fig = Figure(figsize=(14 if hops else 11, 4.2), layout="constrained")
+    if hops:  # a road under a constellation: the critical path's transfers by hop
+        bars, spread, by_hop = fig.subplots(1, 3, width_ratios=[3, 1, 1])
+        by_hop.boxplot([rounds[f"{h}_s"] for h in hops], orientation="horizontal",
+                       showfliers=True, tick_labels=[HOP_LABELS[h] for h in hops])
+        by_hop.set(xlabel="seconds per round", title="its transfers by hop")
+    else:
+        bars, spread = fig.subplots(1, 2, width_ratios=[3, 1])
     bottom = pd.Series(0.0, index=shown.index)
     for part in parts:
         values = shown[f"{part}_s"]

@@ -198,3 +198,27 @@ def test_on_a_road_under_a_constellation_a_rounds_transfers_split_by_hop():
     assert (segments <= transfers + 1e-6).all() and (segments >= 0.99 * transfers - 1e-6).all()
     assert (rounds["terminal_s"] > 0).all() and (rounds["feeder_s"] > 0).all()
     assert (rounds["isl_s"] > 0).any()  # the only gateway is 1,500 km away
+
+
+def test_rounds_png_draws_the_hops_where_a_round_has_them(tmp_path, monkeypatch):
+    import matplotlib.figure
+    import pandas as pd
+
+    from netfl.results.round_plots import plot_rounds
+    from netfl.results.rounds import ROUND_COLUMNS, SEGMENT_COLUMNS
+
+    row = dict.fromkeys(ROUND_COLUMNS + SEGMENT_COLUMNS, 0.0) | {
+        "round": 1, "ended_at": "cloud", "duration_s": 3.0, "download_s": 1.0, "upload_s": 2.0,
+        "radio_s": 2.5, "terminal_s": 0.5}
+    rounds = pd.DataFrame([row, row | {"round": 2}])
+    panels, original = [], matplotlib.figure.Figure.subplots
+
+    def counting(self, *args, **kwargs):
+        axes = original(self, *args, **kwargs)
+        panels.append(len(axes))
+        return axes
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "subplots", counting)
+    assert plot_rounds(rounds, tmp_path / "with.png", "t") == tmp_path / "with.png"
+    plot_rounds(rounds[ROUND_COLUMNS], tmp_path / "without.png", "t")
+    assert panels == [3, 2]  # a panel of the hops only where the rounds have them
