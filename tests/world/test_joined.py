@@ -144,3 +144,21 @@ def test_fibre_rsus_keep_their_fibre():
     assert graph.edges["e0", "cloud"]["link_class"] == "core"
     assert not graph.has_edge("e1", "cloud") and not graph.has_edge("e0", "e1")
     assert mixed.tier("e1") == EDGE and mixed.terminals == ["e1"]
+
+
+def test_a_joined_run_is_the_same_from_a_fresh_cache_a_warm_one_and_none(tiny, tmp_path,
+                                                                          monkeypatch):
+    from netfl.runner import run_scenario
+    from tests.world.test_iov import iov_scenario, without_host_time
+
+    monkeypatch.setenv("NETFL_CACHE_DIR", str(tmp_path / "cache"))
+    scenario = iov_scenario(tiny)
+    scenario["algorithm"] = {"kind": "hier-fedavg", "rounds": 2, "edge_rounds": 1,
+                             "local_steps": 2, "batch_size": 16}
+    scenario["world"]["backhaul"] = backhaul(horizon=1800)
+    summaries = []
+    for cache in (True, True, False):  # computed and written, read back, not cached
+        scenario["world"]["backhaul"]["cache"] = cache
+        summaries.append(without_host_time(run_scenario(scenario, write=False).summary))
+    assert summaries[0]["satellite_backhaul"]["terminals"] == 4  # every RSU of the 3 km road
+    assert summaries[0] == summaries[1] == summaries[2]
