@@ -20,7 +20,7 @@ import math
 
 import simpy
 
-from netfl.network.beam import BeamPlan, lognormal_cell_load
+from netfl.network.beam import shared_beams
 from netfl.network.cell import DcfParameters, Dot11Cell, Framing
 from netfl.network.flow import Channel
 from netfl.network.link import Link, LossModel
@@ -74,19 +74,8 @@ class MobileAccess:
         if (self.dot11p or self.lte) and medium.downlink == "broadcast":
             self.broadcast_rate_bps = medium.broadcast_rate
         self._cells: dict[str, Dot11Cell | LteCell] = {}
-        beams = getattr(spec, "beams", None)
-        self._beams = None
-        if beams is not None and beams.kind == "shared":
-            start = spec.start
-            day_start = start.hour + start.minute / 60 + start.second / 3600
-            self._beams = BeamPlan(network.fabric, beams.diameter, beams.per_satellite,
-                                   beams.background(self.world.access_radio_spec.kind),
-                                   beams.background_by_hour,
-                                   lambda: (day_start + self.env.now / 3600.0) % 24.0,
-                                   lognormal_cell_load(network.streams, beams.background_spread)
-                                   if beams.background_spread > 0 else None)
-            if beams.background_by_hour is not None:
-                self.env.process(self._turn_hours())
+        self._beams = shared_beams(network, getattr(spec, "beams", None),
+                                   self.world.access_radio_spec.kind, getattr(spec, "start", None))
         self._pool_of: dict = {}  # a beam user's channel -> its pool
         self.propagation = getattr(self.world, "propagation_delays", False)
         self.interval_s = spec.rate_update.interval
@@ -116,11 +105,6 @@ class MobileAccess:
         # a road under a constellation: its RSUs' satellite terminals
         self.terminals = (TerminalLinks(network) if hasattr(self.world, "subscribe_terminals")
                           else None)
-
-    def _turn_hours(self):
-        """A load that varies with the hour: each beam's background as its local hour turns."""
-        while True:
-            yield self.env.timeout(self._beams.advance() * 3600.0)
 
     def _on_feeder(self, u: str, v: str, up: bool) -> None:
         link = self.network.link(u, v)

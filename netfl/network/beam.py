@@ -146,6 +146,29 @@ class BeamPlan:
         return beams[index]
 
 
+def shared_beams(network, beams, gsl_kind: str, start) -> BeamPlan | None:
+    """The :class:`BeamPlan` of a world's ``beams`` section (None where beams are dedicated)
+    on ``network``'s fabric: its background for a ``gsl_kind`` link, its hourly load turning
+    with the simulated time from the UTC ``start`` (a process on the network's clock) and its
+    cells' load spread drawn from the network's streams."""
+    if beams is None or beams.kind != "shared":
+        return None
+    env = network.env
+    day_start = start.hour + start.minute / 60 + start.second / 3600
+    plan = BeamPlan(network.fabric, beams.diameter, beams.per_satellite,
+                    beams.background(gsl_kind), beams.background_by_hour,
+                    lambda: (day_start + env.now / 3600.0) % 24.0,
+                    lognormal_cell_load(network.streams, beams.background_spread)
+                    if beams.background_spread > 0 else None)
+    if beams.background_by_hour is not None:
+        def turn_hours():  # each beam's background as its local hour turns
+            while True:
+                yield env.timeout(plan.advance() * 3600.0)
+
+        env.process(turn_hours())
+    return plan
+
+
 def lognormal_cell_load(streams, sigma: float):
     """``cell -> factor``: a lognormal factor of median 1 and log-spread ``sigma`` per ground
     cell, drawn from the run's ``beam-load`` stream keyed by the cell (the same cell, the same

@@ -12,7 +12,7 @@ least every ``rate_update.interval`` while it carries traffic.
 
 from __future__ import annotations
 
-from netfl.network.beam import BeamPlan, lognormal_cell_load
+from netfl.network.beam import shared_beams
 from netfl.network.flow import Channel
 from netfl.network.link import Link, LossModel
 from netfl.network.radio import SPEED_OF_LIGHT_MPS, AccessRadio
@@ -34,23 +34,9 @@ class TerminalLinks:
         self.radio = AccessRadio(gsl, orbit_radius_m=self.world.sky.orbit_radius_m,
                                  weather=None if weather is None else weather_model(weather))
         self.interval_s = backhaul.rate_update.interval
-        self._beams, self._pool_of = None, {}
-        beams = backhaul.beams
-        if beams.kind == "shared":
-            start = backhaul.start
-            day_start = start.hour + start.minute / 60 + start.second / 3600
-            self._beams = BeamPlan(network.fabric, beams.diameter, beams.per_satellite,
-                                   beams.background(gsl.kind), beams.background_by_hour,
-                                   lambda: (day_start + self.env.now / 3600.0) % 24.0,
-                                   lognormal_cell_load(network.streams, beams.background_spread)
-                                   if beams.background_spread > 0 else None)
-            if beams.background_by_hour is not None:
-                self.env.process(self._turn_hours())
+        self._beams = shared_beams(network, backhaul.beams, gsl.kind, backhaul.start)
+        self._pool_of = {}
         self.world.subscribe_terminals(self._on_serving)
-
-    def _turn_hours(self):
-        while True:
-            yield self.env.timeout(self._beams.advance() * 3600.0)
 
     def _new_link(self, rsu: str, sat: str) -> Link:
         fabric = self.network.fabric

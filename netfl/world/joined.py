@@ -237,9 +237,9 @@ def build_joined_world(road: RoadWorld, spec: IovWorld, rng: np.random.Generator
             has_value=False)])
     world = JoinedWorld(road, graph, sky, terminals, neighbours)
     world.notes = road.notes + sky.notes
-    for u, v, data in graph.edges(data=True):  # delays at time 0
-        if RELAY in (world.tier(u), world.tier(v)):
-            data["delay_s"] = float(world.link_delays_s([(u, v)], 0.0)[0])
+    relayed = [(u, v) for u, v in graph.edges() if RELAY in (world.tier(u), world.tier(v))]
+    for (u, v), delay in zip(relayed, world.link_delays_s(relayed, 0.0), strict=True):
+        graph.edges[u, v]["delay_s"] = float(delay)  # delays at time 0, in one call
     return world
 
 
