@@ -61,15 +61,10 @@ def raw_simpy_seconds(events: int) -> float:
     return time.perf_counter() - began
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--minutes", type=float, default=60.0)
-    parser.add_argument("--clients", type=int, default=1000)
-    parser.add_argument("--medium", choices=["802.11p", "dedicated"], default="802.11p")
-    parser.add_argument("--json", metavar="PATH", help="also write the results to this JSON file")
-    args = parser.parse_args()
-
-    spec = load_scenario(scenario(args.minutes, args.clients, args.medium))
+def timed_run(spec):
+    """Run ``spec`` once: (the simulation, its world's build s, the rest of its set-up s (the
+    data set and the trainer, the learning side's), its run s, its SimPy events, raw SimPy's
+    seconds for as many events right after)."""
     began = time.perf_counter()
     build_world(spec.world, RandomStreams(spec.seed).get("world"))
     world_s = time.perf_counter() - began
@@ -80,7 +75,19 @@ def main() -> None:
     simulation.run()
     run_s = time.perf_counter() - began
     events = next(simulation.env._eid)  # SimPy numbers every scheduled event
-    raw_s = raw_simpy_seconds(events)
+    return simulation, world_s, setup_s, run_s, events, raw_simpy_seconds(events)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--minutes", type=float, default=60.0)
+    parser.add_argument("--clients", type=int, default=1000)
+    parser.add_argument("--medium", choices=["802.11p", "dedicated"], default="802.11p")
+    parser.add_argument("--json", metavar="PATH", help="also write the results to this JSON file")
+    args = parser.parse_args()
+
+    spec = load_scenario(scenario(args.minutes, args.clients, args.medium))
+    simulation, world_s, setup_s, run_s, events, raw_s = timed_run(spec)
     summary = simulation.summary()
     hours = args.minutes / 60.0
 

@@ -17,15 +17,11 @@ that load from other processes cancels).
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 
-from bench_iov import raw_simpy_seconds  # benchmarks/bench_iov.py, beside this script
+from bench_iov import timed_run  # benchmarks/bench_iov.py, beside this script
 
 from netfl.scenario import load_scenario
-from netfl.sim.clock import RandomStreams
-from netfl.simulation import Simulation
-from netfl.world import build_world
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKE = "model={kind: fake, params: 199210, flops_per_sample: 199000}"
@@ -40,15 +36,7 @@ def measure(path: str, extra: list[str], minutes: float) -> dict:
     spec = load_scenario(ROOT / "scenarios" / path, overrides=[
         FAKE, f"stop.max_sim_time={minutes} min", "stop.target_accuracy=null",
         "algorithm.rounds=100000", *extra])
-    began = time.perf_counter()
-    build_world(spec.world, RandomStreams(spec.seed).get("world"))
-    world_s = time.perf_counter() - began
-    simulation = Simulation(spec)
-    began = time.perf_counter()
-    simulation.run()
-    run_s = time.perf_counter() - began
-    events = next(simulation.env._eid)  # SimPy numbers every scheduled event
-    raw_s = raw_simpy_seconds(events)
+    simulation, world_s, _, run_s, events, raw_s = timed_run(spec)
     summary = simulation.summary()
     return {"world build s": world_s, "run s": run_s, "rounds": summary["rounds"],
             "transfers delivered": summary["transfers_delivered"], "events": events,
