@@ -60,7 +60,7 @@ class RunBook:
         self.screen: list | None = None  # the screen's stages, made on first use
         self.deployed: tuple | None = None  # (round, model) last handed to end_round
         self.last_row_round: int | None = None
-        self.checked_mark = 0  # the last multiple of stop.target_check_steps checked
+        self.checked_mark = 0  # the last multiple of the target-check grid checked
         self.last_progress_s = 0.0  # simulated time of the last round end, evaluation or mix
 
     def record_evaluation(self, round_: int, accuracy: float, loss: float) -> None:
@@ -159,11 +159,15 @@ class RunBook:
 
     def target_check_due(self) -> bool:
         """Whether this update is checked for the target: every update, or with
-        ``stop.target_check_steps`` N the first at or after each multiple of N local steps."""
-        every = self.stop_spec.target_check_steps
-        if every is None:
+        ``stop.target_check_steps`` N the first at or after each multiple of N local steps
+        (``stop.target_check_time`` T: of T simulated seconds)."""
+        steps, period = self.stop_spec.target_check_steps, self.stop_spec.target_check_time
+        if steps is not None:
+            mark = self.local_steps_done // steps
+        elif period is not None:
+            mark = int(self.now() // period)
+        else:
             return True
-        mark = self.local_steps_done // every
         if mark <= self.checked_mark:
             return False
         self.checked_mark = mark

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import Field, NonNegativeInt, PositiveInt
+from pydantic import Field, NonNegativeInt, PositiveInt, model_validator
 
 from netfl.scenario.types import PositiveDuration, Probability, Section
 
@@ -18,8 +18,9 @@ class Stop(Section):
 
     The target is checked on every update of the model the algorithm would deploy (every
     round; with ``target_check_steps``, the first update at or after each multiple of that many
-    local steps), on the full test set. To keep that cheap, each update is first screened on fixed,
-    class-stratified, nested subsets of 1/6, 1/2 and all of ``target_screen_samples`` test
+    local steps; with ``target_check_time``, the first at or after each multiple of that much
+    simulated time), on the full test set. To keep that cheap, each update is first screened
+    on fixed, class-stratified, nested subsets of 1/6, 1/2 and all of ``target_screen_samples`` test
     samples (default: 60% of the test set), in turn; only one that comes within 4 standard
     errors of the target on each is evaluated on the full set (netfl.learn.screening). 0
     evaluates every update on the full test set."""
@@ -34,6 +35,11 @@ class Stop(Section):
         None, description="check the target only on the first update at or after each "
         "multiple of this many local steps (summed over clients): arms whose updates come at "
         "different step counts are then checked on one grid (default: every update)")
+    target_check_time: PositiveDuration | None = Field(
+        None, description="check the target only on the first update at or after each "
+        "multiple of this much simulated time: arms whose rounds take different times are "
+        "then checked on one grid of time (default: every update; not with "
+        "target_check_steps)")
     stall_after: PositiveDuration | None = Field(
         86400.0, description="stop (stop_reason 'stalled') once the run has made no progress "
         "(no round ended, no model evaluated or mixed in) for this long in simulated time, so "
@@ -43,6 +49,13 @@ class Stop(Section):
         False, description="go on when the model stops being finite (NaN or inf loss); by "
         "default such a run stops with stop_reason 'diverged' and exits with status 1")
 
+
+    @model_validator(mode="after")
+    def _one_check_grid(self) -> Stop:
+        if self.target_check_steps is not None and self.target_check_time is not None:
+            raise ValueError("target_check_steps and target_check_time both set: the target is "
+                             "checked on one grid, of local steps or of simulated time")
+        return self
 
 class Output(Section):
     dir: str = "results"
