@@ -160,12 +160,15 @@ class RunBook:
     def target_check_due(self) -> bool:
         """Whether this update is checked for the target: every update, or with
         ``stop.target_check_steps`` N the first at or after each multiple of N local steps
-        (``stop.target_check_time`` T: of T simulated seconds)."""
-        steps, period = self.stop_spec.target_check_steps, self.stop_spec.target_check_time
-        if steps is not None:
-            mark = self.local_steps_done // steps
-        elif period is not None:
-            mark = int(self.now() // period)
+        (``stop.target_check_time`` T: of T simulated seconds; ``stop.target_check_cost`` C:
+        of C client-seconds of eq. (5)'s learning cost)."""
+        spec = self.stop_spec
+        if spec.target_check_steps is not None:
+            mark = self.local_steps_done // spec.target_check_steps
+        elif spec.target_check_time is not None:
+            mark = int(self.now() // spec.target_check_time)
+        elif spec.target_check_cost is not None:
+            mark = int(self.cost_spent // spec.target_check_cost)
         else:
             return True
         if mark <= self.checked_mark:

@@ -85,11 +85,14 @@ class AlgorithmSpec(Section):
         """This algorithm's checks against the rest of ``scenario`` (its world, data, stop),
         run after the world's own (which has checked WORLDS and USES_CLOUD); a ValueError
         names the fields. Override it (calling this one) to add a kind's own needs."""
-        if scenario.stop.max_cost is not None and not self.CHARGES_COST:
+        stop = scenario.stop
+        used = [name for name in ("max_cost", "target_check_cost")
+                if getattr(stop, name) is not None]
+        if used and not self.CHARGES_COST:
             from netfl.scenario.kinds import algorithm_kinds, algorithm_spec
 
             charging = [k for k in algorithm_kinds() if algorithm_spec(k).CHARGES_COST]
-            raise ValueError(f"stop.max_cost is a budget of Group-FEL's eq. (5) cost, which "
+            raise ValueError(f"stop.{used[0]} is on Group-FEL's eq. (5) cost, which "
                              f"{self.kind} does not charge; use it with group-fel or its "
                              f"baselines ({', '.join(charging)})")
 

@@ -18,12 +18,12 @@ class Stop(Section):
 
     The target is checked on every update of the model the algorithm would deploy (every
     round; with ``target_check_steps``, the first update at or after each multiple of that many
-    local steps; with ``target_check_time``, the first at or after each multiple of that much
-    simulated time), on the full test set. To keep that cheap, each update is first screened
-    on fixed, class-stratified, nested subsets of 1/6, 1/2 and all of ``target_screen_samples`` test
-    samples (default: 60% of the test set), in turn; only one that comes within 4 standard
-    errors of the target on each is evaluated on the full set (netfl.learn.screening). 0
-    evaluates every update on the full test set."""
+    local steps; with ``target_check_time`` of that much simulated time, with
+    ``target_check_cost`` of that much eq. (5) cost), on the full test set. To keep that
+    cheap, each update is first screened on fixed, class-stratified, nested subsets of 1/6,
+    1/2 and all of ``target_screen_samples`` test samples (default: 60% of the test set), in
+    turn; only one that comes within 4 standard errors of the target on each is evaluated on
+    the full set (netfl.learn.screening). 0 evaluates every update on the full test set."""
 
     target_accuracy: Probability | None = None
     max_sim_time: PositiveDuration | None = None
@@ -40,6 +40,11 @@ class Stop(Section):
         "multiple of this much simulated time: arms whose rounds take different times are "
         "then checked on one grid of time (default: every update; not with "
         "target_check_steps)")
+    target_check_cost: PositiveDuration | None = Field(
+        None, description="check the target only on the first update at or after each "
+        "multiple of this much eq. (5) learning cost (client-seconds; the algorithms that "
+        "charge it): arms whose rounds cost different amounts are then checked on one grid "
+        "of cost (default: every update)")
     stall_after: PositiveDuration | None = Field(
         86400.0, description="stop (stop_reason 'stalled') once the run has made no progress "
         "(no round ended, no model evaluated or mixed in) for this long in simulated time, so "
@@ -52,9 +57,11 @@ class Stop(Section):
 
     @model_validator(mode="after")
     def _one_check_grid(self) -> Stop:
-        if self.target_check_steps is not None and self.target_check_time is not None:
-            raise ValueError("target_check_steps and target_check_time both set: the target is "
-                             "checked on one grid, of local steps or of simulated time")
+        grids = [name for name in ("target_check_steps", "target_check_time",
+                                   "target_check_cost") if getattr(self, name) is not None]
+        if len(grids) > 1:
+            raise ValueError(f"{' and '.join(grids)} both set: the target is checked on one "
+                             "grid, of local steps, of simulated time or of learning cost")
         return self
 
 class Output(Section):

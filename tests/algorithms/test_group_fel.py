@@ -119,6 +119,38 @@ def test_the_cost_budget_stops_the_run(tiny):
     assert result.metrics["cost_total"].iloc[-1] == pytest.approx(result.summary["cost_total"])
 
 
+def test_a_cost_grid_checks_the_first_update_at_or_after_each_multiple(tiny):
+    """stop.target_check_cost: only the first update at or after each multiple of C
+    client-seconds of eq. (5) is checked for the target."""
+    scenario = group_scenario(tiny, rounds=40, eval_every=1)
+    scenario["stop"] = {"target_accuracy": 0.4, "at_target": False}
+    every = netfl.run(scenario, write=False)
+    crossing = every.summary["rounds_to_target"]
+    rows = every.metrics[every.metrics["round"] > 0]
+    per_round = every.summary["cost_total"] / every.summary["rounds"]
+
+    def first_checked_crossing(grid: float):
+        mark = 0
+        for row in rows.itertuples():
+            if int(row.cost_total // grid) > mark:
+                mark = int(row.cost_total // grid)
+                if row.accuracy >= 0.4:
+                    return row
+        return None
+
+    grid, expected = next((g, e) for g in (3.7 * per_round, 4.3 * per_round, 5.3 * per_round)
+                          if (e := first_checked_crossing(g)) is not None
+                          and e.round > crossing)
+    scenario["stop"] = {"target_accuracy": 0.4, "target_check_cost": grid}
+    scenario["algorithm"]["eval_every"] = 50
+    gridded = netfl.run(scenario, write=False).summary
+    assert gridded["rounds_to_target"] == expected.round
+    assert gridded["cost_to_target"] == pytest.approx(expected.cost_total)
+    tiny["stop"] = {"target_check_cost": "100 s"}
+    with pytest.raises(ScenarioError, match="target_check_cost .* hier-fedavg does not charge"):
+        load_scenario(tiny)
+
+
 def test_esrcov_samples_the_low_cov_groups(tiny):
     scenario = group_scenario(tiny, rounds=6, groups_per_round=2)
     sim, sampled, offered, summary = run_recording(scenario)
