@@ -4,6 +4,7 @@ committed under results/reproduction/: the page is what its records say, on any 
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 from netfl.reproduction.document import kept_sections, rebuild
@@ -44,3 +45,28 @@ def test_no_section_is_kept_as_rendered_but_those_being_regenerated():
     assert not REGENERATING - {p.section for p in plans}
     stale = REGENERATING - kept
     assert not stale, f"{stale} have records now: take them out of REGENERATING"
+
+
+RECORDS_LIMIT_BYTES = 150 * 1000**2
+
+
+def _committed_record_files() -> list[Path]:
+    """The files under results/reproduction/ that the repository holds: git's list where this
+    is a checkout (a working copy also holds each run's plots and traces, which are not
+    committed), else every file there (a clean copy holds only those)."""
+    folder = ROOT / "results" / "reproduction"
+    try:
+        listed = subprocess.run(["git", "ls-files", "-z", "--", str(folder)], cwd=ROOT,
+                                capture_output=True, check=True, text=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return [p for p in folder.rglob("*") if p.is_file()]
+    return [ROOT / name for name in listed.split("\0") if name]
+
+
+def test_the_committed_records_stay_under_150_mb():
+    files = [p for p in _committed_record_files() if p.is_file()]
+    assert files, "no committed records found under results/reproduction/"
+    total = sum(p.stat().st_size for p in files)
+    assert total <= RECORDS_LIMIT_BYTES, (
+        f"results/reproduction/ holds {total / 1e6:.1f} MB of records, over the 150 MB the page "
+        "promises: compress the large ones (metrics.csv of long runs)")
