@@ -240,7 +240,8 @@ class Algorithm(ModelMoves, ClientRounds, AsyncPrimitives):
         simulated time); returns True when the run should stop."""
         if self._forgotten:
             self._report_forgotten()
-        self.book.record_evaluation(round_, *self.test(params))
+        self.book.record_evaluation(round_, *self.test(params),
+                                    check_target=self.book.target_check_due())
         return self.book.stopped_by is not None
 
     def end_round(self, round_: int, params) -> bool:

@@ -63,9 +63,12 @@ class RunBook:
         self.checked_mark = 0  # the last multiple of the target-check grid checked
         self.last_progress_s = 0.0  # simulated time of the last round end, evaluation or mix
 
-    def record_evaluation(self, round_: int, accuracy: float, loss: float) -> None:
+    def record_evaluation(self, round_: int, accuracy: float, loss: float,
+                          check_target: bool = True) -> None:
         """Emit the Evaluation record, and TargetReached when it is the first to reach the
-        target (stopping the run where ``stop.at_target`` says so)."""
+        target (stopping the run where ``stop.at_target`` says so). ``check_target`` False:
+        a metrics row of an update off the target-check grid, which cannot reach it (else an
+        arm evaluated more often than the grid would get more chances to cross it)."""
         self.trace.emit(Evaluation(time_s=self.now(), round=round_, accuracy=accuracy,
                                    loss=loss))
         self.last_row_round = round_
@@ -73,7 +76,8 @@ class RunBook:
         if not math.isfinite(loss):
             self.diverged(round_)
         target = self.stop_spec.target_accuracy
-        if target is not None and not self.reached_target and accuracy >= target:
+        if (check_target and target is not None and not self.reached_target
+                and accuracy >= target):
             self.reached_target = True
             self.trace.emit(TargetReached(time_s=self.now(), round=round_, accuracy=accuracy,
                                           local_steps=self.local_steps_done))
@@ -86,7 +90,9 @@ class RunBook:
         none yet: final_accuracy is then the accuracy of the model at the stop. Stamped at the
         stop time."""
         if self.deployed is not None and self.deployed[0] != self.last_row_round:
-            self.record_evaluation(self.deployed[0], *self.measure(self.deployed[1]))
+            # its update was checked (or, off a grid, not due) when its round ended
+            self.record_evaluation(self.deployed[0], *self.measure(self.deployed[1]),
+                                   check_target=not self.has_check_grid())
 
     def screen_for_target(self, params) -> tuple[float, float] | None:
         """Whether the update ``params`` may have reached the target: None when its accuracy
@@ -143,10 +149,12 @@ class RunBook:
             # a run that stops here ends with a row that shows it (loss NaN); a tolerant one
             # records rows as it would have
             due = due or self.stopped_by == "diverged"
-        measured = self.screen_for_target(params) if self.target_check_due() else None
+        checked = self.target_check_due()
+        measured = self.screen_for_target(params) if checked else None
         crossed = measured is not None and measured[0] >= self.stop_spec.target_accuracy
         if due or crossed:
-            self.record_evaluation(round_, *(measured or self.measure(params)))
+            self.record_evaluation(round_, *(measured or self.measure(params)),
+                                   check_target=checked)
         stop = self.stopped_by is not None
         if spent and not stop:
             self.stopped_by = spent
@@ -156,6 +164,13 @@ class RunBook:
         """The run progressed now (a round ended, a model was evaluated or mixed in): the
         stall watchdog (``stop.stall_after``) counts from here."""
         self.last_progress_s = self.now()
+
+    def has_check_grid(self) -> bool:
+        """Whether the target is checked on a grid (of steps, time or cost), not every update."""
+        spec = self.stop_spec
+        return any(grid is not None for grid in (spec.target_check_steps,
+                                                  spec.target_check_time,
+                                                  spec.target_check_cost))
 
     def target_check_due(self) -> bool:
         """Whether this update is checked for the target: every update, or with

@@ -54,15 +54,22 @@ class Stop(Section):
         False, description="go on when the model stops being finite (NaN or inf loss); by "
         "default such a run stops with stop_reason 'diverged' and exits with status 1")
 
-
     @model_validator(mode="after")
     def _one_check_grid(self) -> Stop:
         grids = [name for name in ("target_check_steps", "target_check_time",
                                    "target_check_cost") if getattr(self, name) is not None]
         if len(grids) > 1:
-            raise ValueError(f"{' and '.join(grids)} both set: the target is checked on one "
+            raise ValueError(f"{', '.join(grids)} set together: the target is checked on one "
                              "grid, of local steps, of simulated time or of learning cost")
+        for grid, limit in (("target_check_steps", "max_local_steps"),
+                            ("target_check_time", "max_sim_time"),
+                            ("target_check_cost", "max_cost")):
+            step, end = getattr(self, grid), getattr(self, limit)
+            if step is not None and end is not None and step >= end:
+                raise ValueError(f"{grid} ({step:g}) is not below {limit} ({end:g}): the run "
+                                 "would end before the target is first checked")
         return self
+
 
 class Output(Section):
     dir: str = "results"

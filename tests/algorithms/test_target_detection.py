@@ -110,6 +110,39 @@ def test_one_grid_of_steps_or_of_time_not_both(tiny):
     with pytest.raises(netfl.ScenarioError, match="target_check_time"):
         run(tiny, {"kind": "fedavg"}, eval_every=1, target_check_steps=10,
             target_check_time=5.0)
+    with pytest.raises(netfl.ScenarioError, match="target_check_steps, target_check_time, "
+                                                  "target_check_cost set together"):
+        run(tiny, {"kind": "fedavg"}, eval_every=1, target_check_steps=10,
+            target_check_time=5.0, target_check_cost=5.0)
+
+
+def test_a_grid_coarser_than_the_run_is_refused(tiny):
+    with pytest.raises(netfl.ScenarioError, match="target_check_time .* max_sim_time"):
+        run(tiny, {"kind": "fedavg"}, eval_every=1, target_check_time=60.0,
+            max_sim_time=60.0)
+    with pytest.raises(netfl.ScenarioError, match="target_check_steps .* max_local_steps"):
+        run(tiny, {"kind": "fedavg"}, eval_every=1, target_check_steps=100,
+            max_local_steps=50)
+
+
+@pytest.mark.parametrize("kind", ["fedavg", "hier-fedavg"])
+def test_metrics_rows_off_the_grid_do_not_reach_the_target(tiny, kind):
+    """A row due by eval_every evaluates an update the grid does not check: it cannot reach
+    the target, whatever eval_every says (else an arm evaluated every round would get more
+    chances than the grid gives it)."""
+    period = None
+    every = run(tiny, {"kind": kind}, eval_every=1, at_target=False)
+    crossing = every.summary["rounds_to_target"]
+    round_s = every.summary["time_to_target_s"] / crossing
+    for factor in (3.7, 4.3, 5.3):
+        coarse = run(tiny, {"kind": kind}, eval_every=50, target_check_time=factor * round_s)
+        if coarse.summary["rounds_to_target"] > crossing:
+            period = factor * round_s
+            break
+    assert period is not None  # a grid on which the crossing itself is not checked
+    fine = run(tiny, {"kind": kind}, eval_every=1, target_check_time=period).summary
+    assert fine["rounds_to_target"] == coarse.summary["rounds_to_target"]
+    assert fine["time_to_target_s"] == coarse.summary["time_to_target_s"]
 
 
 def test_the_counters_to_target_are_frozen_when_it_is_reached(tiny):
