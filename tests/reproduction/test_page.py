@@ -70,3 +70,26 @@ def test_the_committed_records_stay_under_150_mb():
     assert total <= RECORDS_LIMIT_BYTES, (
         f"results/reproduction/ holds {total / 1e6:.1f} MB of records, over the 150 MB the page "
         "promises: compress the large ones (metrics.csv of long runs)")
+
+
+def test_every_committed_record_is_a_run_its_plan_asks_for_now():
+    """A record whose run id the plan no longer gives (a field added to the scenarios, a
+    default that became unhashed) would be rerun by ``netfl reproduce`` and left beside its
+    replacement: the page would read records the repository cannot rebuild."""
+    from netfl.reproduction.execute import arm_runs
+    from netfl.sweep.runner import read_index
+
+    results = ROOT / "results" / "reproduction"
+    stale, seen = [], 0
+    for plan in load_plans(ROOT / "scenarios" / "reproduction"):
+        for arm_run in arm_runs(plan, results):
+            if not any((arm_run.folder / name).is_file()
+                       for name in ("index.parquet", "index.csv")):
+                continue
+            index = read_index(arm_run.folder)
+            asked = {point.run_id for point in arm_run.load().points}
+            done = set(index[index["status"] == "done"]["run_id"])
+            seen += len(done)
+            stale += [f"{arm_run.folder.relative_to(ROOT)}: {run}" for run in done - asked]
+    assert seen, "no committed records found"
+    assert not stale, "records whose run ids the plans no longer give:\n" + "\n".join(stale)
