@@ -16,6 +16,7 @@ from netfl.algorithms.grouping import group_covs
 from netfl.compute.timing import group_overhead_s, solver_overhead_s, train_time_s
 from netfl.errors import ScenarioError, SimulationError
 from netfl.simulation import Simulation
+from tests.algorithms.target_grid import grid_missing_the_crossing
 
 
 def group_scenario(tiny, **algorithm):
@@ -126,21 +127,9 @@ def test_a_cost_grid_checks_the_first_update_at_or_after_each_multiple(tiny):
     scenario["stop"] = {"target_accuracy": 0.4, "at_target": False}
     every = netfl.run(scenario, write=False)
     crossing = every.summary["rounds_to_target"]
-    rows = every.metrics[every.metrics["round"] > 0]
-    per_round = every.summary["cost_total"] / every.summary["rounds"]
-
-    def first_checked_crossing(grid: float):
-        mark = 0
-        for row in rows.itertuples():
-            if int(row.cost_total // grid) > mark:
-                mark = int(row.cost_total // grid)
-                if row.accuracy >= 0.4:
-                    return row
-        return None
-
-    grid, expected = next((g, e) for g in (3.7 * per_round, 4.3 * per_round, 5.3 * per_round)
-                          if (e := first_checked_crossing(g)) is not None
-                          and e.round > crossing)
+    grid, expected = grid_missing_the_crossing(
+        every.metrics, "cost_total", 0.4, every.summary["cost_total"] / every.summary["rounds"],
+        crossing)
     scenario["stop"] = {"target_accuracy": 0.4, "target_check_cost": grid}
     scenario["algorithm"]["eval_every"] = 50
     gridded = netfl.run(scenario, write=False).summary

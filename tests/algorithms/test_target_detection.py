@@ -11,6 +11,7 @@ from netfl.learn.screening import (
     screening_stages,
     stratified_subset,
 )
+from tests.algorithms.target_grid import grid_missing_the_crossing
 
 FAMILIES = [
     {"kind": "hier-fedavg"},
@@ -84,23 +85,9 @@ def test_a_time_grid_checks_the_first_update_at_or_after_each_multiple(tiny, alg
     """stop.target_check_time puts arms whose rounds take different times on one grid: the
     target is checked only on the first update at or after each multiple of T seconds."""
     every = run(tiny, algorithm, eval_every=1, at_target=False)
-    rows = every.metrics[every.metrics["round"] > 0]
     crossing = every.summary["rounds_to_target"]
-
-    def first_checked_crossing(period: float):
-        mark = 0
-        for row in rows.itertuples():
-            if int(row.sim_time_s // period) > mark:
-                mark = int(row.sim_time_s // period)
-                if row.accuracy >= 0.5:
-                    return row
-        return None
-
-    round_s = every.summary["time_to_target_s"] / crossing
-    # a grid of a few rounds on which the crossing itself is not checked
-    period, expected = next((p, e) for p in (3.7 * round_s, 4.3 * round_s, 5.3 * round_s)
-                            if (e := first_checked_crossing(p)) is not None
-                            and e.round > crossing)
+    period, expected = grid_missing_the_crossing(
+        every.metrics, "sim_time_s", 0.5, every.summary["time_to_target_s"] / crossing, crossing)
     gridded = run(tiny, algorithm, eval_every=50, target_check_time=period).summary
     assert gridded["rounds_to_target"] == expected.round
     assert gridded["time_to_target_s"] == expected.sim_time_s
