@@ -90,7 +90,9 @@ def reproduce(
                                      "document from the results there are."),
     executor: str | None = typer.Option(None, "--executor", help="local (default) or dask."),
     workers: int | None = typer.Option(None, "--workers", help="Worker processes; default one "
-                                       "per core."),
+                                       "per core. A paper run trains a round's clients on "
+                                       "every core, so on a small machine 1 takes about half "
+                                       "the host time per run for as many runs an hour."),
     address: str | None = typer.Option(None, "--address", help="A running Dask scheduler."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars."),
     status: bool = typer.Option(False, "--status", help="Run nothing, rebuild nothing: per "
