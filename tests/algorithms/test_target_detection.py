@@ -84,8 +84,12 @@ def test_a_step_grid_checks_the_first_update_at_or_after_each_multiple(tiny, alg
 def test_a_time_grid_checks_the_first_update_at_or_after_each_multiple(tiny, algorithm):
     """stop.target_check_time puts arms whose rounds take different times on one grid: the
     target is checked only on the first update at or after each multiple of T seconds."""
+    # compute-bound rounds of unequal time, so a grid of time is not a grid of rounds
+    tiny["devices"]["clients"] = {"flops": "50 MFLOPS", "jitter": 0.5}
     every = run(tiny, algorithm, eval_every=1, at_target=False)
     crossing = every.summary["rounds_to_target"]
+    round_times = np.diff(every.metrics["sim_time_s"].to_numpy()[1:])
+    assert round_times.max() > 1.2 * round_times.min()
     period, expected = grid_missing_the_crossing(
         every.metrics, "sim_time_s", 0.5, every.summary["time_to_target_s"] / crossing, crossing)
     gridded = run(tiny, algorithm, eval_every=50, target_check_time=period).summary
