@@ -92,7 +92,7 @@ class RunBook:
         if self.deployed is not None and self.deployed[0] != self.last_row_round:
             # its update was checked (or, off a grid, not due) when its round ended
             self.record_evaluation(self.deployed[0], *self.measure(self.deployed[1]),
-                                   check_target=not self.has_check_grid())
+                                   check_target=not self.stop_spec.check_grids())
 
     def screen_for_target(self, params) -> tuple[float, float] | None:
         """Whether the update ``params`` may have reached the target: None when its accuracy
@@ -164,13 +164,6 @@ class RunBook:
         """The run progressed now (a round ended, a model was evaluated or mixed in): the
         stall watchdog (``stop.stall_after``) counts from here."""
         self.last_progress_s = self.now()
-
-    def has_check_grid(self) -> bool:
-        """Whether the target is checked on a grid (of steps, time or cost), not every update."""
-        spec = self.stop_spec
-        return any(grid is not None for grid in (spec.target_check_steps,
-                                                  spec.target_check_time,
-                                                  spec.target_check_cost))
 
     def target_check_due(self) -> bool:
         """Whether this update is checked for the target: every update, or with

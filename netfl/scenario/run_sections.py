@@ -54,10 +54,15 @@ class Stop(Section):
         False, description="go on when the model stops being finite (NaN or inf loss); by "
         "default such a run stops with stop_reason 'diverged' and exits with status 1")
 
+    def check_grids(self) -> list[str]:
+        """The target-check grids set (``target_check_steps``, ``_time``, ``_cost``): at most
+        one; none when every update is checked."""
+        return [name for name in ("target_check_steps", "target_check_time",
+                                  "target_check_cost") if getattr(self, name) is not None]
+
     @model_validator(mode="after")
     def _one_check_grid(self) -> Stop:
-        grids = [name for name in ("target_check_steps", "target_check_time",
-                                   "target_check_cost") if getattr(self, name) is not None]
+        grids = self.check_grids()
         if len(grids) > 1:
             raise ValueError(f"{', '.join(grids)} set together: the target is checked on one "
                              "grid, of local steps, of simulated time or of learning cost")
