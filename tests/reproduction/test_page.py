@@ -76,15 +76,14 @@ def test_every_committed_record_is_a_run_its_plan_asks_for_now():
     """A record whose run id the plan no longer gives (a field added to the scenarios, a
     default that became unhashed) would be rerun by ``netfl reproduce`` and left beside its
     replacement: the page would read records the repository cannot rebuild."""
-    from netfl.reproduction.execute import arm_runs
+    from netfl.reproduction.execute import arm_runs, has_index
     from netfl.sweep.runner import read_index
 
     results = ROOT / "results" / "reproduction"
     stale, seen = [], 0
     for plan in load_plans(ROOT / "scenarios" / "reproduction"):
         for arm_run in arm_runs(plan, results):
-            if not any((arm_run.folder / name).is_file()
-                       for name in ("index.parquet", "index.csv")):
+            if not has_index(arm_run):
                 continue
             index = read_index(arm_run.folder)
             asked = {point.run_id for point in arm_run.load().points}
