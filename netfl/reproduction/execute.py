@@ -87,7 +87,7 @@ def arm_runs(plan: Plan, out_dir: Path, quick: bool = False) -> Iterator[ArmRun]
                                  [*study.quick.set, *point_set], folder, label)
                 else:
                     yield ArmRun(plan, study, arm, plan.resolve(arm.scenario), study.grid,
-                                 point_seeds or study.seeds,
+                                 arm.seeds or point_seeds or study.seeds,
                                  [*study.set, *arm.set, *point_set], folder, label)
 
 

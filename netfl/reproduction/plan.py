@@ -14,6 +14,7 @@ A plan is a YAML file under ``scenarios/reproduction/`` (docs/reproduction.md sh
           - {label: CHFL, scenario: ../chfl/paper-chfl.yaml}
           - {label: SFL, scenario: ../chfl/paper-sfl.yaml, set: [algorithm.rounds=50]}
           - {label: SFL 100, scenario: ../chfl/paper-sfl.yaml, set: [algorithm.local_steps=100]}
+          - {label: HFL, scenario: ../chfl/paper-hfl.yaml, seeds: 1}  # read by no finding
         quick:                             # --quick: what CI runs (short scenarios, 2 seeds)
           seeds: 2
           grid: {data.partition.p_c: [2]}
@@ -77,6 +78,7 @@ class Arm(_Strict):
     set: list[str] = []
     note: str = ""  # printed under the table: where this row is run unlike the others, and why
     points: list[str] | None = None  # the named points it runs (default: all the study's)
+    seeds: int | None = Field(None, ge=1)  # this arm's seeds, where not the study's or point's
 
 
 class NamedPoint(_Strict):

@@ -147,3 +147,29 @@ def test_an_arm_naming_a_point_the_study_lacks_is_an_error(tmp_path):
                  "    arms: [{label: A, scenario: a.yaml, points: [p9]}]\n")
     with pytest.raises(ScenarioError, match=r"arm 'A': points \['p9'\] are not named points"):
         load_plan(path)
+
+
+def test_only_arms_no_finding_reads_run_fewer_seeds_than_their_study(tmp_path):
+    """The host-time budget cuts seeds of cells no verdict reads first: an arm's own ``seeds``
+    (below its study's) is for those; a judged arm keeps its study's seeds."""
+    from netfl.reproduction.readings import judged_findings
+
+    cut = 0
+    for plan in load_plans(PLANS):
+        for study in plan.studies:
+            read = set()
+            for finding in judged_findings(study, plan.findings):
+                rule = finding.rule
+                read |= {rule.arm, rule.than, *(rule.among or [])}
+            for arm in study.arms:
+                if arm.seeds is not None and arm.seeds < study.seeds:
+                    cut += 1
+                    assert arm.label not in read, (plan.section, study.id, arm.label)
+    assert cut >= 4  # HFL-PWP's Table 5 and Group-FEL's regrouping intervals
+
+
+def test_an_arm_may_run_fewer_seeds_than_its_study(tmp_path):
+    plan = load_plan(PLANS / "group-fel.yaml")
+    seeds = {r.arm.label: r.seeds for r in arm_runs(plan, tmp_path) if r.study.id == "regroup"}
+    assert seeds == {"every round": 3, "every 10 rounds": 1, "every 50 rounds": 1, "never": 3,
+                     "QCID": 3}
