@@ -19,6 +19,7 @@ from netfl.reproduction.cells import StudyResults
 from netfl.reproduction.execute import ACCURACY_METRICS, slug
 from netfl.reproduction.plan import Figure, Finding, Study
 from netfl.reproduction.verdicts import (
+    NOT_JUDGED,
     NOT_RUN,
     Censored,
     Verdict,
@@ -159,7 +160,7 @@ def finding_verdict(finding: Finding, results: StudyResults) -> Verdict:
     carried most of them, over all its runs."""
     verdict = _rule_verdict(finding, results)
     metric = finding.rule.metric
-    if metric not in TIME_METRICS + BITS_METRICS or verdict.verdict == NOT_RUN:
+    if metric not in TIME_METRICS + BITS_METRICS or verdict.verdict in (NOT_RUN, NOT_JUDGED):
         return verdict
     others = [a for a in finding.compared(list(results.arms)) if a != finding.rule.arm]
     arms = [finding.rule.arm] + ([finding.rule.than] if finding.rule.than else others)
@@ -192,15 +193,15 @@ def _rule_verdict(finding: Finding, results: StudyResults) -> Verdict:
         run.row.get("stop_reason") == "target_accuracy"
         for runs in results.runs.get(arm, {}).values() for run in runs)]
     if stopped:  # each ended at about the target: nothing to tell the arms apart by
-        return Verdict(NOT_RUN, f"not judged: {', '.join(stopped)} stopped at the target, so "
-                                f"{rule.metric} is the target's")
+        return Verdict(NOT_JUDGED, f"{', '.join(stopped)} stopped at the target, so "
+                                   f"{rule.metric} is the target's")
     if finding.target is None:
         values = results.judged_values(rule.metric)
     else:
         values = results.values_at_accuracy(rule.metric, finding.target)
         if values is None:
-            return Verdict(NOT_RUN, f"not judged at {finding.target:g}: some run did not "
-                                    "evaluate every update (eval_every: 1 is needed)")
+            return Verdict(NOT_JUDGED, f"at {finding.target:g}: some run did not evaluate "
+                                       "every update (eval_every: 1 is needed)")
     values = {arm: by_point for arm, by_point in values.items() if by_point and arm in arms}
     if rule.kind == "lowest":
         return lowest(values, rule.arm, rule.higher_is_better)
@@ -223,7 +224,8 @@ def claim_text(finding: Finding) -> str:
 
 def verdict_rows(findings: list[tuple[Finding, Verdict]]) -> str:
     rows = [[claim_text(f) + (f" ({f.source})" if f.source else ""), f"**{v.verdict}**",
-             v.explained + (f". {f.why}" if f.why and v.verdict != NOT_RUN else "")]
+             v.explained + (f". {f.why}" if f.why and v.verdict not in (NOT_RUN, NOT_JUDGED)
+                            else "")]
             for f, v in findings]
     return markdown_rows(["finding", "verdict", "reason (measured)"], rows)
 

@@ -51,6 +51,7 @@ REPRODUCED = "reproduced"
 DIRECTION = "reproduced in direction only"
 NOT_REPRODUCED = "not reproduced"
 NOT_RUN = "not run"
+NOT_JUDGED = "not judged"  # run, but the runs cannot test it (they stopped at the target)
 
 
 

@@ -203,7 +203,8 @@ def test_a_finding_with_targets_is_judged_at_each_from_every_updates_accuracy(tm
                 "B": runs["B"]}
     results = StudyResults(plan.studies[0], ["A", "B"], [""], runs=skipping)
     assert results.values_at_accuracy("rounds_to_target", 0.5) is None
-    assert "eval_every: 1" in finding_verdict(judged[1], results).reason
+    skipped = finding_verdict(judged[1], results)
+    assert skipped.verdict == "not judged" and "eval_every: 1" in skipped.reason
     with pytest.raises(ValueError, match="reads 'final_accuracy' from metrics.csv"):
         _plan([], [{"id": "x", "claim": "c", "study": "t", "targets": [0.5],
                     "rule": {"kind": "less", "metric": "final_accuracy", "arm": "A",
