@@ -23,7 +23,9 @@ no change. Its ratio is then a lower bound, shown as "B/A >= r".
 * ``reproduced in direction only``: its direction holds at every point, but not significantly
   everywhere, or by less than the claimed factor;
 * ``not reproduced``: the direction fails at some point (the reason names where and by how much);
-* ``not run``: no results for some arm.
+* ``not run``: no results for some arm;
+* ``not judged``: the runs are done but cannot test the claim (set by the caller,
+  netfl.reproduction.render: say, accuracy arms that stopped at the target).
 
 A ``comparable`` claim ("comparable or superior") tests that an arm is never worse than
 another by more than a tolerance: reproduced where every paired interval clears it.
