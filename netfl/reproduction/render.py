@@ -21,6 +21,7 @@ from netfl.reproduction.plan import Figure, Finding, Study
 from netfl.reproduction.verdicts import (
     NOT_JUDGED,
     NOT_RUN,
+    UNJUDGED,
     Censored,
     Verdict,
     across,
@@ -160,7 +161,7 @@ def finding_verdict(finding: Finding, results: StudyResults) -> Verdict:
     carried most of them, over all its runs."""
     verdict = _rule_verdict(finding, results)
     metric = finding.rule.metric
-    if metric not in TIME_METRICS + BITS_METRICS or verdict.verdict in (NOT_RUN, NOT_JUDGED):
+    if metric not in TIME_METRICS + BITS_METRICS or verdict.verdict in UNJUDGED:
         return verdict
     others = [a for a in finding.compared(list(results.arms)) if a != finding.rule.arm]
     arms = [finding.rule.arm] + ([finding.rule.than] if finding.rule.than else others)
@@ -224,8 +225,7 @@ def claim_text(finding: Finding) -> str:
 
 def verdict_rows(findings: list[tuple[Finding, Verdict]]) -> str:
     rows = [[claim_text(f) + (f" ({f.source})" if f.source else ""), f"**{v.verdict}**",
-             v.explained + (f". {f.why}" if f.why and v.verdict not in (NOT_RUN, NOT_JUDGED)
-                            else "")]
+             v.explained + (f". {f.why}" if f.why and v.verdict not in UNJUDGED else "")]
             for f, v in findings]
     return markdown_rows(["finding", "verdict", "reason (measured)"], rows)
 

@@ -54,6 +54,7 @@ DIRECTION = "reproduced in direction only"
 NOT_REPRODUCED = "not reproduced"
 NOT_RUN = "not run"
 NOT_JUDGED = "not judged"  # run, but the runs cannot test it (they stopped at the target)
+UNJUDGED = (NOT_RUN, NOT_JUDGED)  # verdicts with no comparison to explain
 
 
 

@@ -157,10 +157,9 @@ def test_only_arms_no_finding_reads_run_fewer_seeds_than_their_study(tmp_path):
     cut = 0
     for plan in load_plans(PLANS):
         for study in plan.studies:
-            read = set()
-            for finding in judged_findings(study, plan.findings):
-                rule = finding.rule
-                read |= {rule.arm, rule.than, *(rule.among or [])}
+            arms = [a.label for a in study.arms]
+            read = {arm for finding in judged_findings(study, plan.findings)
+                    for arm in finding.compared(arms)}
             for arm in study.arms:
                 if arm.seeds is not None and arm.seeds < study.seeds:
                     cut += 1
