@@ -20,8 +20,14 @@ class _Started:
         self.started, self.name, self.forgotten = False, name, forgotten
 
     def __del__(self):
-        if not self.started:
-            self.forgotten.append(self.name)
+        # an interrupt (SIGINT, SIGTERM) can land inside __init__ before any slot is set: such
+        # a token never tracked a generator, so it has nothing to report
+        try:
+            started, forgotten, name = self.started, self.forgotten, self.name
+        except AttributeError:
+            return
+        if not started:
+            forgotten.append(name)
 
 
 def _tracked(token: _Started, generator: Generator) -> Generator:

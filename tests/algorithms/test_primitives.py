@@ -162,3 +162,15 @@ def test_download_puts_the_model_on_the_air_once_where_the_rsu_broadcasts(tiny):
     assert sum(r.wire_bytes for r in ends) < 0.9 * sum(r.nbytes for r in ends)
     clients, got, ends = downloads({"kind": "802.11p"})
     assert got and sum(r.wire_bytes for r in ends) > sum(r.nbytes for r in ends)
+
+
+def test_a_token_interrupted_before_its_init_ran_reports_nothing_when_it_dies():
+    # a SIGTERM that lands inside _Started.__init__ left an object with no slot set, and its
+    # __del__ printed an AttributeError traceback over the clean "interrupted" message
+    from netfl.algorithms.primitive import _Started
+
+    token = _Started.__new__(_Started)
+    token.__del__()  # raised AttributeError before the fix
+    forgotten: list = []
+    _Started("send", forgotten)  # dies at once, never started: reported
+    assert forgotten == ["send"]
