@@ -10,9 +10,12 @@ The Python API is as strong as the CLI::
 Heavy modules (torch, matplotlib) load only when a run needs them.
 """
 
+from netfl import float_kernels
 from netfl._version import __version__
 from netfl.errors import NetflError, ScenarioError, TransferFailed
 from netfl.scenario import Scenario, load_scenario
+
+float_kernels.choose()  # before anything imports torch: NETFL_FLOAT_KERNELS=portable pins them
 
 
 def run(scenario, **kwargs):

@@ -387,6 +387,7 @@ class Simulation:
             "host_time_s_by_part": self.host_times.as_dict(),
             "diverged_round": self.algorithm.diverged_round,
             "netfl_version": _version(),
+            "host_float_kernels": getattr(self.trainer, "float_kernels", None),
             "world_notes": list(self.world.notes),
         } | self.analysis.summary(self.network, self.env.now) | (
             self.energy.summary(self.env.now) if self.energy is not None else {}) | (

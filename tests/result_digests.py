@@ -11,7 +11,10 @@ Two sets, both in that file:
   ``LATENCY_SIM_TIME``: the network, the devices and the algorithms' events, in seconds (the
   default test command);
 * ``trained``: every ``short-*.yaml`` and the quickstart as written, real training included
-  (minutes; under the ``long`` marker).
+  (minutes; under the ``long`` marker), each in a fresh interpreter with
+  ``NETFL_FLOAT_KERNELS=portable``: torch's float kernels pinned to AVX2, so that the digests
+  hold on every x86-64 machine (each machine's own kernels sum floats in their own order, and
+  the trained numbers differ in the last bits; netfl.float_kernels says more).
 
 Regenerate after a change that is meant to change results (and say so in the commit):
 
@@ -23,6 +26,9 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -30,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DIGESTS = ROOT / "tests" / "data" / "result_digests.json"
 TABLES = ("metrics.csv", "rounds.csv", "links.csv", "participation.csv")
 # host-dependent or version fields of summary.json: everything else is a result
-HOST_FIELDS = ("host_time_s", "host_time_s_by_part", "netfl_version")
+HOST_FIELDS = ("host_time_s", "host_time_s_by_part", "netfl_version", "host_float_kernels")
 LATENCY_SIM_TIME = "20 min"
 FAKE_PARAMS, FAKE_FLOPS = 199_210, 397_600  # the 784-200-200-10 MLP
 # scenarios that are not runs on their own (sweep grids, reproduction plans)
@@ -66,6 +72,20 @@ def run_digest(path: Path, overrides: list[str]) -> dict[str, str]:
         return digests
 
 
+def run_trained_digest(path: Path) -> dict[str, str]:
+    """:func:`run_digest` of ``path`` as written, in a fresh interpreter whose torch trains with
+    the portable kernels (they are chosen once per process, before torch's first operation)."""
+    from netfl.float_kernels import PORTABLE_ENV, VARIABLE
+
+    env = {name: value for name, value in os.environ.items() if name not in PORTABLE_ENV}
+    env[VARIABLE] = "portable"
+    done = subprocess.run([sys.executable, "-m", "tests.result_digests", "--digest", key(path)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"{key(path)}: the digest run failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.splitlines()[-1])
+
+
 def latency_overrides() -> list[str]:
     """The fake model in place of the scenario's, the size of the Fed-CHS paper's MLP (every
     transfer and job of a Fashion-MNIST MLP scenario keeps its size), and the run cut at
@@ -92,7 +112,8 @@ def compute(which: str, only: list[str] | None = None) -> dict[str, dict[str, st
         files = [f for f in files if key(f) in only]
     out = {}
     for path in track(files, description=f"{which} digests"):
-        out[key(path)] = run_digest(path, latency_overrides() if which == "latency" else [])
+        out[key(path)] = (run_digest(path, latency_overrides()) if which == "latency"
+                          else run_trained_digest(path))
     return out
 
 
@@ -101,7 +122,12 @@ def main() -> None:
     parser.add_argument("--set", choices=("latency", "trained", "all"), default="all")
     parser.add_argument("--only", nargs="+", metavar="SCENARIO",
                         help="regenerate only these (e.g. chfl/short-cfl.yaml), keep the rest")
+    parser.add_argument("--digest", metavar="SCENARIO",
+                        help="print one scenario's trained digests as JSON (run_trained_digest)")
     args = parser.parse_args()
+    if args.digest:
+        print(json.dumps(run_digest(ROOT / "scenarios" / args.digest, [])))
+        return
     stored = json.loads(DIGESTS.read_text()) if DIGESTS.is_file() else {}
     for which in (("latency", "trained") if args.set == "all" else (args.set,)):
         if args.only:

@@ -17,6 +17,7 @@ from tests.result_digests import (
     key,
     latency_overrides,
     run_digest,
+    run_trained_digest,
     scenario_files,
     trained_files,
 )
@@ -55,5 +56,5 @@ def test_latency_runs_give_the_results_they_gave(path):
 @pytest.mark.long
 @pytest.mark.parametrize("path", _params(trained_files()))
 def test_trained_short_runs_give_the_results_they_gave(path):
-    got = run_digest(path, [])
+    got = run_trained_digest(path)
     assert got == STORED["trained"][key(path)], _mismatch("trained", path, got)

@@ -36,6 +36,7 @@ def test_same_seed_same_results_other_seed_differs(tiny, tmp_path, kind):
     assert (a.path / "metrics.csv").read_bytes() == (b.path / "metrics.csv").read_bytes()
     assert comparable(sa) != comparable(sc)
     assert sa["dropouts"] > 0 and sa["retransmissions"] > 0  # the random parts did happen
+    assert sa["host_float_kernels"].startswith("native (")  # torch's own choice by default
 
 
 def test_results_directory(tiny, tmp_path):
@@ -60,6 +61,7 @@ def test_results_directory(tiny, tmp_path):
                 "bytes_total", "bytes_by_tag", "bytes_to_target", "transfers_failed",
                 "dropouts", "host_time_s", "seed", "netfl_version"):
         assert key in summary
+    assert summary["host_float_kernels"] is None  # the fake model runs no float kernel
     metrics = pd.read_csv(result.path / "metrics.csv")
     assert {"sim_time_s", "round", "accuracy", "loss", "bytes_total"} <= set(metrics.columns)
     events = pd.read_parquet(result.path / "events.parquet")

@@ -41,6 +41,7 @@ from torch import nn
 from torch.func import functional_call, grad, vmap
 from torch.nn import functional as F
 
+from netfl import float_kernels
 from netfl.learn.clients import BYTES_PER_PARAM, ClientData
 from netfl.learn.data import Dataset
 from netfl.learn.dense import chunk_size, dense_layers, dense_sgd_
@@ -87,6 +88,7 @@ class TorchTrainer(ClientData, GradientMethods, EvaluationMethods):
             torch.set_num_threads(threads)
         self.max_workers = max_workers or min(available_cores(), 8)
         self.device = resolve_device(device)
+        self.float_kernels = float_kernels.in_use()  # "native (AVX512)": see netfl.float_kernels
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(streams.seed_for("training-init"))
             for module in model.modules():

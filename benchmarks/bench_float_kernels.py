@@ -1,0 +1,73 @@
+"""What the portable float kernels cost: short scenarios trained with torch's own kernels for this
+CPU (``NETFL_FLOAT_KERNELS=native``) and with the AVX2 ones every x86-64 machine shares
+(``portable``), each in a fresh process, alternating, the best of ``--repeats`` each. Prints the
+training host seconds of both and their ratio per scenario, and checks that the simulated side
+(rounds.csv: times, bytes, who took part) is the same under both.
+
+    python benchmarks/bench_float_kernels.py [--repeats 2] [--json PATH]
+                                             [--scenarios fedchs/short-fed-chs.yaml ...]
+
+Default scenarios: the Fed-CHS MLP (200/200, Fashion-MNIST), HFL-PWP's CNN and Group-FEL's
+model (what the reproduction page's runs train).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT = ("fedchs/short-fed-chs.yaml", "hfl_pwp/short-hfl-pwp.yaml",
+           "group_fel/short-group-fel.yaml")
+
+
+def run_once(scenario: str, kernels: str) -> tuple[float, bytes, str]:
+    """Training host seconds, rounds.csv's bytes and the kernels the summary names."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA")}
+    env["NETFL_FLOAT_KERNELS"] = kernels
+    with tempfile.TemporaryDirectory() as out:
+        subprocess.run([sys.executable, "-m", "netfl", "run", str(ROOT / "scenarios" / scenario),
+                        "--out", out, "--run-id", "bench", "--set", "output.plots=false", "-q"],
+                       env=env, check=True, capture_output=True)
+        folder = next(Path(out).glob("*/bench"))
+        summary = json.loads((folder / "summary.json").read_text())
+        return (summary["host_time_s_by_part"]["training_s"], (folder / "rounds.csv").read_bytes(),
+                summary["host_float_kernels"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--scenarios", nargs="+", default=list(DEFAULT))
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    rows = []
+    for scenario in args.scenarios:
+        best: dict[str, float] = {}
+        rounds: dict[str, bytes] = {}
+        names: dict[str, str] = {}
+        for _ in range(args.repeats):
+            for kernels in ("native", "portable"):
+                seconds, rounds[kernels], names[kernels] = run_once(scenario, kernels)
+                best[kernels] = min(best.get(kernels, seconds), seconds)
+        if rounds["native"] != rounds["portable"]:
+            sys.exit(f"{scenario}: rounds.csv differs between the kernels (it must not)")
+        row = {"scenario": scenario, "native": names["native"], "portable": names["portable"],
+               "native_training_s": round(best["native"], 2),
+               "portable_training_s": round(best["portable"], 2),
+               "ratio": round(best["portable"] / best["native"], 3)}
+        rows.append(row)
+        print(f"{scenario}: {row['native']} {row['native_training_s']} s, {row['portable']} "
+              f"{row['portable_training_s']} s, portable/native {row['ratio']}")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

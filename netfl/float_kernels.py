@@ -1,0 +1,70 @@
+"""Which float kernels torch trains with: each machine's fastest (``native``, the default), or one
+instruction set for every x86-64 machine (``portable``), chosen by the environment variable
+``NETFL_FLOAT_KERNELS``.
+
+Why: torch picks its kernels by the CPU (ATen's AVX-512 or AVX2 loops, MKL's and oneDNN's code
+paths), and they sum floats in different orders. The same scenario and seed give the same
+simulated times, bytes and events on every machine, but trained weights that differ in the last
+bits after the first step and drift from there (measured: 0.005 of HFL-PWP's CNN accuracy after
+its short run). ``portable`` pins all three to AVX2, the set every x86-64 CPU of the last decade
+has: ATen by ``ATEN_CPU_CAPABILITY``, MKL by its conditional numerical reproducibility
+(``MKL_CBWR``), oneDNN by ``ONEDNN_MAX_CPU_ISA``. It costs speed where the CPU has more
+(benchmarks/float_kernels.py measures how much), so it is a choice, not the default.
+
+The variables must be in place before torch runs its first operation, so :func:`choose` runs when
+``netfl`` is imported (before anything of netfl imports torch); a value the user set already
+wins. This module imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+
+from netfl.errors import NetflError
+
+VARIABLE = "NETFL_FLOAT_KERNELS"
+CHOICES = ("native", "portable")
+PORTABLE_ENV = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+X86_64 = ("x86_64", "amd64")
+
+
+def requested(environ=os.environ) -> str:
+    """``native`` or ``portable`` as ``NETFL_FLOAT_KERNELS`` asks (unset: native); any other value
+    is a :class:`NetflError` naming the variable and the value."""
+    value = environ.get(VARIABLE, "native").strip().lower() or "native"
+    if value not in CHOICES:
+        raise NetflError(f"environment variable {VARIABLE}={environ.get(VARIABLE)!r}: choose "
+                         f"{' or '.join(CHOICES)}")
+    return value
+
+
+def choose(environ=os.environ, machine: str | None = None) -> None:
+    """Put the portable kernels' variables into ``environ`` where ``portable`` is asked for on an
+    x86-64 machine (those the user set already are kept). A bad value is left for
+    :func:`in_use` to report when a run starts: an import should not fail on it."""
+    try:
+        wanted = requested(environ)
+    except NetflError:
+        return
+    if wanted == "portable" and (machine or platform.machine()).lower() in X86_64:
+        for name, value in PORTABLE_ENV.items():
+            environ.setdefault(name, value)
+
+
+def in_use(environ=os.environ, machine: str | None = None) -> str:
+    """What this process trains with, for a run's summary: ``native (AVX512)``,
+    ``portable (AVX2)``. Raises :class:`NetflError` on a bad ``NETFL_FLOAT_KERNELS``, and where
+    ``portable`` was asked for but torch had already chosen other kernels (torch ran before
+    ``netfl`` was imported, and the variables were not set by hand)."""
+    import torch
+
+    wanted = requested(environ)
+    capability = torch.backends.cpu.get_cpu_capability()
+    on_x86 = (machine or platform.machine()).lower() in X86_64
+    if wanted == "portable" and on_x86 and capability not in ("AVX2", "DEFAULT"):
+        pinned = " ".join(f"{k}={v}" for k, v in PORTABLE_ENV.items())
+        raise NetflError(f"{VARIABLE}=portable, but torch already trains with {capability} "
+                         f"kernels: import netfl before torch runs anything, or set {pinned} "
+                         f"before starting Python")
+    return f"{wanted} ({capability})"
