@@ -62,6 +62,12 @@ BENCHMARKS = {
         "Trainer against a per-client loop",
         "Samples per second of netfl's trainer against a per-client deep-copy loop and a "
         "fused-batch ceiling, per model and mode, and a whole round against a careful loop."),
+    "bench_float_kernels": (
+        "Portable float kernels",
+        "Training host seconds of short scenarios with torch's own kernels for the CPU "
+        "(NETFL_FLOAT_KERNELS=native) against the portable ones (ATen at AVX2, MKL's COMPATIBLE "
+        "branch, oneDNN off: the same trained bits on every x86-64 machine), each in a fresh "
+        "process, alternating; rounds.csv checked equal. The headline is the largest ratio."),
     "bench_target_detection": (
         "Target screening",
         "Host time of a short Fed-CHS run that checks the target on every update (screened, "

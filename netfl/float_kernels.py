@@ -3,13 +3,15 @@ instruction set for every x86-64 machine (``portable``), chosen by the environme
 ``NETFL_FLOAT_KERNELS``.
 
 Why: torch picks its kernels by the CPU (ATen's AVX-512 or AVX2 loops, MKL's and oneDNN's code
-paths), and they sum floats in different orders. The same scenario and seed give the same
-simulated times, bytes and events on every machine, but trained weights that differ in the last
-bits after the first step and drift from there (measured: 0.005 of HFL-PWP's CNN accuracy after
-its short run). ``portable`` pins all three to AVX2, the set every x86-64 CPU of the last decade
-has: ATen by ``ATEN_CPU_CAPABILITY``, MKL by its conditional numerical reproducibility
-(``MKL_CBWR``), oneDNN by ``ONEDNN_MAX_CPU_ISA``. It costs speed where the CPU has more
-(benchmarks/float_kernels.py measures how much), so it is a choice, not the default.
+paths, the latter blocked by the CPU's cache sizes), and they sum floats in different orders. The
+same scenario and seed give the same simulated times, bytes and events on every machine, but
+trained weights that differ in the last bits after the first step and drift from there
+(measured: 0.005 of HFL-PWP's CNN accuracy after its short run). ``portable`` takes the parts
+that can be pinned: ATen's loops at AVX2 (``ATEN_CPU_CAPABILITY``; the same instructions on every
+x86-64 CPU of the last decade), MKL on its COMPATIBLE branch (``MKL_CBWR``: the one branch its
+conditional numerical reproducibility offers on Intel and compatible CPUs alike; its AVX2
+branch is Intel's only), and oneDNN off (convolutions go through ATen and MKL). It costs speed
+(benchmarks/bench_float_kernels.py measures how much), so it is a choice, not the default.
 
 The variables must be in place before torch runs its first operation, so :func:`choose` runs when
 ``netfl`` is imported (before anything of netfl imports torch); a value the user set already
@@ -25,7 +27,8 @@ from netfl.errors import NetflError
 
 VARIABLE = "NETFL_FLOAT_KERNELS"
 CHOICES = ("native", "portable")
-PORTABLE_ENV = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+PORTABLE_ENV = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "COMPATIBLE",
+                "ONEDNN_MAX_CPU_ISA": "AVX2"}
 X86_64 = ("x86_64", "amd64")
 
 
@@ -42,7 +45,7 @@ def requested(environ=os.environ) -> str:
 def choose(environ=os.environ, machine: str | None = None) -> None:
     """Put the portable kernels' variables into ``environ`` where ``portable`` is asked for on an
     x86-64 machine (those the user set already are kept). A bad value is left for
-    :func:`in_use` to report when a run starts: an import should not fail on it."""
+    :func:`settle` to report when a run starts: an import should not fail on it."""
     try:
         wanted = requested(environ)
     except NetflError:
@@ -52,11 +55,13 @@ def choose(environ=os.environ, machine: str | None = None) -> None:
             environ.setdefault(name, value)
 
 
-def in_use(environ=os.environ, machine: str | None = None) -> str:
-    """What this process trains with, for a run's summary: ``native (AVX512)``,
-    ``portable (AVX2)``. Raises :class:`NetflError` on a bad ``NETFL_FLOAT_KERNELS``, and where
-    ``portable`` was asked for but torch had already chosen other kernels (torch ran before
-    ``netfl`` was imported, and the variables were not set by hand)."""
+def settle(environ=os.environ, machine: str | None = None) -> str:
+    """Put the part of the choice that is no environment variable in place (``portable`` turns
+    torch's oneDNN off for this process) and say what this process trains with, for a run's
+    summary: ``native (AVX512)``, ``portable (AVX2)``. Raises :class:`NetflError` on a bad
+    ``NETFL_FLOAT_KERNELS``, and where ``portable`` was asked for but torch had already chosen
+    other kernels (torch ran before ``netfl`` was imported, and the variables were not set by
+    hand)."""
     import torch
 
     wanted = requested(environ)
@@ -67,4 +72,6 @@ def in_use(environ=os.environ, machine: str | None = None) -> str:
         raise NetflError(f"{VARIABLE}=portable, but torch already trains with {capability} "
                          f"kernels: import netfl before torch runs anything, or set {pinned} "
                          f"before starting Python")
+    if wanted == "portable":
+        torch.backends.mkldnn.enabled = False
     return f"{wanted} ({capability})"

@@ -1,6 +1,6 @@
 """NETFL_FLOAT_KERNELS: the choice read and checked, the portable kernels' variables put in place
-before torch runs (in a fresh interpreter, as a user's process would start), and a late choice
-refused rather than recorded as portable."""
+before torch runs (in a fresh interpreter, as a user's process would start), oneDNN turned off
+for a portable run, and a late choice refused rather than recorded as portable."""
 
 from __future__ import annotations
 
@@ -69,13 +69,14 @@ def test_native_and_bad_choices_leave_the_environment_and_a_users_value_wins():
 
 
 @needs_avx2
-def test_importing_netfl_pins_torch_to_avx2_before_torch_runs():
+def test_importing_netfl_pins_torch_to_avx2_before_torch_runs_and_a_run_turns_onednn_off():
     done = _python("import netfl, torch; torch.ones(3).sum(); "
-                   "from netfl.float_kernels import in_use; "
-                   "print(torch.backends.cpu.get_cpu_capability(), in_use())",
+                   "from netfl.float_kernels import settle; d = settle(); "
+                   "print(torch.backends.cpu.get_cpu_capability(), d, "
+                   "torch.backends.mkldnn.enabled)",
                    NETFL_FLOAT_KERNELS="portable")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["AVX2", "portable", "(AVX2)"]
+    assert done.stdout.split() == ["AVX2", "portable", "(AVX2)", "False"]  # oneDNN off
 
 
 @needs_avx2
@@ -85,6 +86,6 @@ def test_portable_asked_after_torch_chose_other_kernels_is_refused():
         pytest.skip("this CPU's own kernels are AVX2: nothing to refuse")
     done = _python("import os, torch; torch.ones(3).sum(); "
                    "os.environ['NETFL_FLOAT_KERNELS'] = 'portable'; "
-                   "import netfl; from netfl.float_kernels import in_use; in_use()")
+                   "import netfl; from netfl.float_kernels import settle; settle()")
     assert done.returncode != 0
     assert "NETFL_FLOAT_KERNELS=portable, but torch already trains with" in done.stderr

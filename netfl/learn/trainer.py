@@ -88,7 +88,7 @@ class TorchTrainer(ClientData, GradientMethods, EvaluationMethods):
             torch.set_num_threads(threads)
         self.max_workers = max_workers or min(available_cores(), 8)
         self.device = resolve_device(device)
-        self.float_kernels = float_kernels.in_use()  # "native (AVX512)": see netfl.float_kernels
+        self.float_kernels = float_kernels.settle()  # "native (AVX512)": see netfl.float_kernels
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(streams.seed_for("training-init"))
             for module in model.modules():
