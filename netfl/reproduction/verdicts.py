@@ -148,8 +148,18 @@ def compare(point: str, a: Seeds, b: Seeds, name_a: str, name_b: str,
         how = _difference_text(name_a, name_b, paired, mean_a, mean_b)
     else:
         how = f"{name_b}/{name_a} = {ratio:.2f}x" if ratio is not None else ""
-    note = "" if significant else " (not significant at 95%)"
-    return Comparison(point, better, significant, ratio, f"{where}: {how}{note}")
+    return Comparison(point, better, significant, ratio,
+                      f"{where}: {how}{_significance_note(significant, a, b)}")
+
+
+def _significance_note(significant: bool, a: Seeds, b: Seeds) -> str:
+    """What a comparison that is not significant says: with one seed in common there was no
+    test to pass, and "not significant" would read as if there had been."""
+    if significant:
+        return ""
+    if len(a.keys() & b.keys()) < 2:
+        return " (one seed: no test)"
+    return " (not significant at 95%)"
 
 
 def seed_outcomes(a: Seeds, b: Seeds, higher_is_better: bool = False) -> tuple[int, int]:
@@ -190,7 +200,7 @@ def _compare_censored(point: str, a: Seeds, b: Seeds, name_a: str, name_b: str,
               f"of {len(b)}; {name_a} sooner at {wins} seed(s), later at {losses}")
     how = (f"{name_b}/{name_a} >= {ratio:.2f}x (geometric mean, {name_b}'s unreached runs at "
            f"what they had spent), " if ratio is not None else "")
-    note = "" if significant else " (not significant at 95%)"
+    note = _significance_note(significant, a, b)
     shown_ratio = ratio if ratio is not None else (math.inf if not reached_b else None)
     return Comparison(point, better, significant, shown_ratio,
                       f"{point or 'all'}: {how}{counts}{note}")

@@ -127,10 +127,21 @@ def test_an_accuracy_verdict_shows_the_paired_difference_with_its_arms_in_order(
     verdict = less(values, "A", "B", higher_is_better=True)
     assert "A - B = +0.0933 ± 0.014" in verdict.reason and "B/A" not in verdict.reason
     one_seed = less({"A": {"": {1: 0.85}}, "B": {"": {1: 0.86}}}, "A", "B", higher_is_better=True)
-    assert "A - B = -0.0100 (not significant at 95%)" in one_seed.reason
+    assert "A - B = -0.0100 (one seed: no test)" in one_seed.reason
     apart = less({"A": {"": {1: 0.85}}, "B": {"": {2: 0.86}}}, "A", "B", higher_is_better=True)
     assert "A 0.8500 against B 0.8600 (no seed in common)" in apart.reason
     assert "nan" not in apart.reason
+
+
+def test_one_seed_in_common_says_no_test_was_made_rather_than_not_significant():
+    # a one-seed study (HFL-PWP's Table 7) read "(not significant at 95%)", as if a test had run
+    one = less({"A": {"10%": {1: 50.0}}, "B": {"10%": {1: 60.0}}}, "A", "B")
+    assert one.verdict == DIRECTION and "(one seed: no test)" in one.reason
+    assert "not significant" not in one.reason
+    censored = less({"A": {"": {1: 50.0}}, "B": {"": {1: Censored(80.0)}}}, "A", "B")
+    assert "(one seed: no test)" in censored.reason
+    two = less({"A": {"": {1: 50.0, 2: 70.0}}, "B": {"": {1: 60.0, 2: 65.0}}}, "A", "B")
+    assert "(not significant at 95%)" in two.reason
 
 
 def test_a_ratio_claim_short_of_its_factor_is_direction_only():
