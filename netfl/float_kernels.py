@@ -4,9 +4,10 @@ instruction set for every x86-64 machine (``portable``), chosen by the environme
 
 Why: torch picks its kernels by the CPU (ATen's AVX-512 or AVX2 loops, MKL's and oneDNN's code
 paths, the latter blocked by the CPU's cache sizes), and they sum floats in different orders. The
-same scenario and seed give the same simulated times, bytes and events on every machine, but
-trained weights that differ in the last bits after the first step and drift from there
-(measured: 0.005 of HFL-PWP's CNN accuracy after its short run). ``portable`` takes the parts
+same scenario and seed give trained weights that differ in the last bits after the first step
+and drift from there (measured: 0.005 of HFL-PWP's CNN accuracy after its short run), and the
+simulated times with them wherever a trained number decides something (the round a target is
+reached). ``portable`` takes the parts
 that can be pinned: ATen's loops at AVX2 (``ATEN_CPU_CAPABILITY``; the same instructions on every
 x86-64 CPU of the last decade), MKL on its COMPATIBLE branch (``MKL_CBWR``: the one branch its
 conditional numerical reproducibility offers on Intel and compatible CPUs alike; its AVX2
