@@ -73,6 +73,8 @@ def settle(environ=os.environ, machine: str | None = None) -> str:
         raise NetflError(f"{VARIABLE}=portable, but torch already trains with {capability} "
                          f"kernels: import netfl before torch runs anything, or set {pinned} "
                          f"before starting Python")
+    if wanted == "portable" and not on_x86:  # nothing pinned: say so rather than claim it
+        return f"native ({capability}; portable is for x86-64 only)"
     if wanted == "portable":
         torch.backends.mkldnn.enabled = False
     return f"{wanted} ({capability})"

@@ -68,6 +68,11 @@ def test_native_and_bad_choices_leave_the_environment_and_a_users_value_wins():
     assert environ["MKL_CBWR"] == "COMPATIBLE" and environ["ATEN_CPU_CAPABILITY"] == "avx2"
 
 
+def test_portable_elsewhere_than_x86_64_is_reported_as_native():
+    described = float_kernels.settle({VARIABLE: "portable"}, machine="aarch64")
+    assert described.startswith("native (") and "portable is for x86-64 only" in described
+
+
 @needs_avx2
 def test_importing_netfl_pins_torch_to_avx2_before_torch_runs_and_a_run_turns_onednn_off():
     done = _python("import netfl, torch; torch.ones(3).sum(); "
