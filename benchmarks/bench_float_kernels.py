@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from netfl.float_kernels import PORTABLE_ENV
+from netfl.float_kernels import fresh_environment
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = ("fedchs/short-fed-chs.yaml", "hfl_pwp/short-hfl-pwp.yaml",
@@ -31,8 +30,7 @@ DEFAULT = ("fedchs/short-fed-chs.yaml", "hfl_pwp/short-hfl-pwp.yaml",
 
 def run_once(scenario: str, kernels: str) -> tuple[float, bytes, str]:
     """Training host seconds, rounds.csv's bytes and the kernels the summary names."""
-    env = {k: v for k, v in os.environ.items() if k not in PORTABLE_ENV}
-    env["NETFL_FLOAT_KERNELS"] = kernels
+    env = fresh_environment(kernels)
     with tempfile.TemporaryDirectory() as out:
         subprocess.run([sys.executable, "-m", "netfl", "run", str(ROOT / "scenarios" / scenario),
                         "--out", out, "--run-id", "bench", "--set", "output.plots=false", "-q"],

@@ -33,6 +33,18 @@ PORTABLE_ENV = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "COMPATIBLE",
 X86_64 = ("x86_64", "amd64")
 
 
+def on_x86_64(machine: str | None = None) -> bool:
+    """Whether ``machine`` (this one where None) is x86-64, where the portable kernels exist."""
+    return (machine or platform.machine()).lower() in X86_64
+
+
+def fresh_environment(kernels: str | None, environ=os.environ) -> dict[str, str]:
+    """``environ`` for a new process that chooses its kernels afresh: the portable kernels'
+    variables removed, ``NETFL_FLOAT_KERNELS`` set to ``kernels`` (removed where None)."""
+    env = {k: v for k, v in environ.items() if k not in PORTABLE_ENV and k != VARIABLE}
+    return env | ({VARIABLE: kernels} if kernels is not None else {})
+
+
 def requested(environ=os.environ) -> str:
     """``native`` or ``portable`` as ``NETFL_FLOAT_KERNELS`` asks (unset: native); any other value
     is a :class:`NetflError` naming the variable and the value."""
@@ -51,7 +63,7 @@ def choose(environ=os.environ, machine: str | None = None) -> None:
         wanted = requested(environ)
     except NetflError:
         return
-    if wanted == "portable" and (machine or platform.machine()).lower() in X86_64:
+    if wanted == "portable" and on_x86_64(machine):
         for name, value in PORTABLE_ENV.items():
             environ.setdefault(name, value)
 
@@ -67,14 +79,14 @@ def settle(environ=os.environ, machine: str | None = None) -> str:
 
     wanted = requested(environ)
     capability = torch.backends.cpu.get_cpu_capability()
-    on_x86 = (machine or platform.machine()).lower() in X86_64
-    if wanted == "portable" and on_x86 and capability not in ("AVX2", "DEFAULT"):
+    if wanted == "native":
+        return f"native ({capability})"
+    if not on_x86_64(machine):  # nothing pinned: say so rather than claim it
+        return f"native ({capability}; portable is for x86-64 only)"
+    if capability not in ("AVX2", "DEFAULT"):
         pinned = " ".join(f"{k}={v}" for k, v in PORTABLE_ENV.items())
         raise NetflError(f"{VARIABLE}=portable, but torch already trains with {capability} "
                          f"kernels: import netfl before torch runs anything, or set {pinned} "
                          f"before starting Python")
-    if wanted == "portable" and not on_x86:  # nothing pinned: say so rather than claim it
-        return f"native ({capability}; portable is for x86-64 only)"
-    if wanted == "portable":
-        torch.backends.mkldnn.enabled = False
-    return f"{wanted} ({capability})"
+    torch.backends.mkldnn.enabled = False
+    return f"portable ({capability})"

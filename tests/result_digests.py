@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -75,10 +74,9 @@ def run_digest(path: Path, overrides: list[str]) -> dict[str, str]:
 def run_trained_digest(path: Path) -> dict[str, str]:
     """:func:`run_digest` of ``path`` as written, in a fresh interpreter whose torch trains with
     the portable kernels (they are chosen once per process, before torch's first operation)."""
-    from netfl.float_kernels import PORTABLE_ENV, VARIABLE
+    from netfl.float_kernels import fresh_environment
 
-    env = {name: value for name, value in os.environ.items() if name not in PORTABLE_ENV}
-    env[VARIABLE] = "portable"
+    env = fresh_environment("portable")
     done = subprocess.run([sys.executable, "-m", "tests.result_digests", "--digest", key(path)],
                           cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:

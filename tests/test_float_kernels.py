@@ -4,8 +4,6 @@ for a portable run, and a late choice refused rather than recorded as portable."
 
 from __future__ import annotations
 
-import os
-import platform
 import subprocess
 import sys
 
@@ -13,11 +11,11 @@ import pytest
 
 from netfl import float_kernels
 from netfl.errors import NetflError
-from netfl.float_kernels import PORTABLE_ENV, VARIABLE, choose, requested
+from netfl.float_kernels import PORTABLE_ENV, VARIABLE, choose, fresh_environment, requested
 
 
 def _has_avx2() -> bool:
-    if platform.machine().lower() not in float_kernels.X86_64:
+    if not float_kernels.on_x86_64():
         return False
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as info:
@@ -30,9 +28,8 @@ needs_avx2 = pytest.mark.skipif(not _has_avx2(), reason="portable kernels are AV
 
 
 def _python(code: str, **env: str) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if k not in PORTABLE_ENV and k != VARIABLE}
-    return subprocess.run([sys.executable, "-c", code], env=clean | env, capture_output=True,
-                          text=True, check=False)
+    return subprocess.run([sys.executable, "-c", code], env=fresh_environment(None) | env,
+                          capture_output=True, text=True, check=False)
 
 
 @pytest.mark.parametrize(("value", "expected"), [
