@@ -29,10 +29,17 @@ def test_every_shipped_plan_loads_and_every_run_validates(tmp_path):
         if quick:
             assert all("short" in r.scenario.name or r.scenario.parent.name == "async"
                        for r in runs)
-    # each headline study has at least 3 seeds somewhere
+    # each section's first headline finding (or, without one, its first study) is judged on at
+    # least 3 seeds of each arm it reads
     for plan in plans:
-        study = plan.studies[0]
-        assert max([study.seeds, *[p.seeds or 0 for p in study.points]]) >= 3, plan.section
+        finding = next((f for f in plan.findings if f.headline), None)
+        study = next(s for s in plan.studies if finding is None or s.id == finding.study)
+        paired = [a for a in study.arms
+                  if finding is None or a.label in (finding.rule.arm, finding.rule.than)]
+        assert paired, plan.section
+        for arm in paired:
+            seeds = max([arm.seeds or study.seeds, *[p.seeds or 0 for p in study.points]])
+            assert seeds >= 3, (plan.section, arm.label)
 
 
 def _plan(tmp_path: Path, text: str) -> Path:
