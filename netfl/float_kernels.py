@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import platform
+from pathlib import Path
 
 from netfl.errors import NetflError
 
@@ -68,10 +69,25 @@ def choose(environ=os.environ, machine: str | None = None) -> None:
             environ.setdefault(name, value)
 
 
+def cpu_model(cpuinfo: str | Path = "/proc/cpuinfo") -> str:
+    """The CPU's model name (Linux's ``/proc/cpuinfo``; else what ``platform`` knows; else
+    "unknown CPU"). Native kernels differ by vendor and model, not only by instruction set:
+    MKL takes other code paths on AMD than on Intel at the same AVX-512."""
+    try:
+        for line in Path(cpuinfo).read_text().splitlines():
+            name, _, value = line.partition(":")
+            if name.strip() == "model name" and value.strip():
+                return " ".join(value.split())
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
 def settle(environ=os.environ, machine: str | None = None) -> str:
     """Put the part of the choice that is no environment variable in place (``portable`` turns
     torch's oneDNN off for this process) and say what this process trains with, for a run's
-    summary: ``native (AVX512)``, ``portable (AVX2)``. Raises :class:`NetflError` on a bad
+    summary: ``native (AVX512, AMD EPYC)``, ``portable (AVX2)`` (native names the CPU: a
+    record is reproduced bit for bit on its kind of CPU). Raises :class:`NetflError` on a bad
     ``NETFL_FLOAT_KERNELS``, and where ``portable`` was asked for but torch had already chosen
     other kernels (torch ran before ``netfl`` was imported, and the variables were not set by
     hand)."""
@@ -80,9 +96,9 @@ def settle(environ=os.environ, machine: str | None = None) -> str:
     wanted = requested(environ)
     capability = torch.backends.cpu.get_cpu_capability()
     if wanted == "native":
-        return f"native ({capability})"
+        return f"native ({capability}, {cpu_model()})"
     if not on_x86_64(machine):  # nothing pinned: say so rather than claim it
-        return f"native ({capability}; portable is for x86-64 only)"
+        return f"native ({capability}, {cpu_model()}; portable is for x86-64 only)"
     if capability not in ("AVX2", "DEFAULT"):
         pinned = " ".join(f"{k}={v}" for k, v in PORTABLE_ENV.items())
         raise NetflError(f"{VARIABLE}=portable, but torch already trains with {capability} "

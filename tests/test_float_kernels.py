@@ -91,3 +91,13 @@ def test_portable_asked_after_torch_chose_other_kernels_is_refused():
                    "import netfl; from netfl.float_kernels import settle; settle()")
     assert done.returncode != 0
     assert "NETFL_FLOAT_KERNELS=portable, but torch already trains with" in done.stderr
+
+
+def test_native_names_the_cpu_model(tmp_path):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nvendor_id\t: AuthenticAMD\n"
+                       "model name\t: AMD EPYC  9R14 96-Core Processor\n")
+    assert float_kernels.cpu_model(cpuinfo) == "AMD EPYC 9R14 96-Core Processor"
+    assert float_kernels.cpu_model(tmp_path / "absent") != ""  # platform's name, or "unknown CPU"
+    described = float_kernels.settle({VARIABLE: "native"})
+    assert described.startswith("native (") and float_kernels.cpu_model() in described
