@@ -1,7 +1,7 @@
 """Verdicts on a paper's findings, from per-seed results: pure functions.
 
 A finding compares arms on one metric at every grid point of a study. At one point, arm A beats
-arm B when A's mean is better. The comparison is **significant** when the paired comparison over
+arm B when A's mean is better, both means over the seeds both arms ran (an arm may run more). The comparison is **significant** when the paired comparison over
 the seeds both arms share (common random numbers: the same world and data at one seed) has a 95%
 interval that excludes no change. The paired comparison is the log ratio ln(A/B) for costs (lower
 is better: rounds, steps, time, bits to a target), whose seed effect multiplies every algorithm
@@ -124,18 +124,32 @@ def paired_change(a: Seeds, b: Seeds, higher_is_better: bool) -> Interval:
     return paired_difference(a, b)
 
 
+def like_for_like(a: Seeds, b: Seeds) -> tuple[Seeds, Seeds, str]:
+    """A and B at the seeds both ran, where they ran other seeds too (an arm with a third seed
+    beside one with two): a mean over seeds the other arm lacks would compare other draws of the
+    world and data. With no seed in common both stay whole. Returns them and a note for the
+    verdict ("" where nothing was left out)."""
+    shared = a.keys() & b.keys()
+    if not shared or a.keys() == b.keys():
+        return a, b, ""
+    seeds = ", ".join(str(seed) for seed in sorted(shared))
+    return ({s: a[s] for s in shared}, {s: b[s] for s in shared},
+            f" [seeds both ran: {seeds}]")
+
+
 def compare(point: str, a: Seeds, b: Seeds, name_a: str, name_b: str,
             higher_is_better: bool = False) -> Comparison:
-    """A against B at one point, over their seeds (a ``Censored`` value or None: target not
-    reached); by means and a paired t interval where every run reached it, by ranks where one
-    did not (see module)."""
+    """A against B at one point, over the seeds both ran (a ``Censored`` value or None: target
+    not reached); by means and a paired t interval where every run reached it, by ranks where
+    one did not (see module)."""
+    a, b, left_out = like_for_like(a, b)
+    where = f"{point or 'all'}{left_out}"
     reached_a, reached_b = _reached(a), _reached(b)
-    where = point or "all"
     if not reached_a and not reached_b:
         return Comparison(point, False, False, None,
                           f"{where}: neither {name_a} nor {name_b} reached it", tested=False)
     if len(reached_a) < len(a) or len(reached_b) < len(b):
-        return _compare_censored(point, a, b, name_a, name_b, higher_is_better)
+        return _compare_censored(point, a, b, name_a, name_b, higher_is_better, where)
     mean_a, mean_b = t_interval(reached_a).mean, t_interval(reached_b).mean
     sign = -1.0 if higher_is_better else 1.0
     better = sign * (mean_a - mean_b) < 0
@@ -181,7 +195,7 @@ def seed_outcomes(a: Seeds, b: Seeds, higher_is_better: bool = False) -> tuple[i
 
 
 def _compare_censored(point: str, a: Seeds, b: Seeds, name_a: str, name_b: str,
-                      higher_is_better: bool) -> Comparison:
+                      higher_is_better: bool, where: str) -> Comparison:
     """A against B where some run did not reach the target: by ranks (see module)."""
     wins, losses = seed_outcomes(a, b, higher_is_better)
     better = wins > losses
@@ -202,8 +216,7 @@ def _compare_censored(point: str, a: Seeds, b: Seeds, name_a: str, name_b: str,
            f"what they had spent), " if ratio is not None else "")
     note = _significance_note(significant, a, b)
     shown_ratio = ratio if ratio is not None else (math.inf if not reached_b else None)
-    return Comparison(point, better, significant, shown_ratio,
-                      f"{point or 'all'}: {how}{counts}{note}")
+    return Comparison(point, better, significant, shown_ratio, f"{where}: {how}{counts}{note}")
 
 
 def _difference_text(name_a: str, name_b: str, paired: Interval, mean_a: float,

@@ -261,3 +261,17 @@ def test_across_settings_compares_one_arm_with_itself_pair_by_pair():
     one = across(steps, "A", [("p_c=1", "p_g=1")])
     assert one.verdict == REPRODUCED and "p_g=1/p_c=1 = 1.45x" in one.reason
     assert across(steps, "A", [("p_c=1", "p_g=5")]).verdict == NOT_RUN
+
+
+def test_arms_with_other_seeds_are_compared_on_the_seeds_both_ran():
+    # HFL-PWP's Table 4 runs a third seed of its headline pair only: against an arm of two
+    # seeds, the third seed's draw (here an easy one) must not enter the means
+    a = {1: 30.0, 2: 40.0, 3: 10.0}
+    b = {1: 60.0, 2: 80.0}
+    verdict = less({"A": {"": a}, "B": {"": b}}, "A", "B")
+    assert verdict.comparisons[0].ratio == pytest.approx(2.0)  # 140 / 70, not 140 / 80 * 3
+    assert "[seeds both ran: 1, 2]" in verdict.reason
+    censored = less({"A": {"": a}, "B": {"": {1: 60.0, 2: Censored(90.0)}}}, "A", "B")
+    assert "reached it in 2 of 2 runs" in censored.reason and "seeds both ran" in censored.reason
+    same = less({"A": {"": {1: 30.0, 2: 40.0}}, "B": {"": b}}, "A", "B")
+    assert "seeds both ran" not in same.reason
