@@ -1,12 +1,13 @@
 """Verdicts on a paper's findings, from per-seed results: pure functions.
 
 A finding compares arms on one metric at every grid point of a study. At one point, arm A beats
-arm B when A's mean is better, both means over the seeds both arms ran (an arm may run more). The comparison is **significant** when the paired comparison over
-the seeds both arms share (common random numbers: the same world and data at one seed) has a 95%
-interval that excludes no change. The paired comparison is the log ratio ln(A/B) for costs (lower
-is better: rounds, steps, time, bits to a target), whose seed effect multiplies every algorithm
-alike (a seed that halves one arm's rounds halves the others'), and the difference A - B for
-accuracies (higher is better), whose seed effect adds.
+arm B when A's mean is better, both means over the seeds both arms ran (an arm may run more).
+The comparison is **significant** when the paired comparison over the seeds both arms share
+(common random numbers: the same world and data at one seed) has a 95% interval that excludes no
+change. The paired comparison is the log ratio ln(A/B) for costs (lower is better: rounds,
+steps, time, bits to a target), whose seed effect multiplies every algorithm alike (a seed that
+halves one arm's rounds halves the others'), and the difference A - B for accuracies (higher is
+better), whose seed effect adds.
 
 **Censored runs.** A run that never reached the target is *censored*: slower than any run that
 did, its cost to the target at least what it had spent when it stopped (``Censored``; ``None``
