@@ -25,18 +25,9 @@ import time
 from importlib import metadata
 from pathlib import Path
 
+from netfl.float_kernels import cpu_model
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def cpu_model() -> str:
-    """The CPU's model name as the kernel reports it (``platform.processor()`` elsewhere)."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def memory_gb() -> float | None:

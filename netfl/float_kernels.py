@@ -71,8 +71,9 @@ def choose(environ=os.environ, machine: str | None = None) -> None:
 
 def cpu_model(cpuinfo: str | Path = "/proc/cpuinfo") -> str:
     """The CPU's model name (Linux's ``/proc/cpuinfo``; else what ``platform`` knows; else
-    "unknown CPU"). Native kernels differ by vendor and model, not only by instruction set:
-    MKL takes other code paths on AMD than on Intel at the same AVX-512."""
+    "unknown CPU"), as a run's summary and a benchmark's record name the machine. Native kernels
+    differ by vendor and model, not only by instruction set: MKL takes other code paths on AMD
+    than on Intel at the same AVX-512."""
     try:
         for line in Path(cpuinfo).read_text().splitlines():
             name, _, value = line.partition(":")
@@ -80,7 +81,7 @@ def cpu_model(cpuinfo: str | Path = "/proc/cpuinfo") -> str:
                 return " ".join(value.split())
     except OSError:
         pass
-    return platform.processor() or "unknown CPU"
+    return platform.processor() or platform.machine() or "unknown CPU"
 
 
 def settle(environ=os.environ, machine: str | None = None) -> str:
