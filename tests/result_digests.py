@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -84,6 +85,18 @@ def run_trained_digest(path: Path) -> dict[str, str]:
     return json.loads(done.stdout.splitlines()[-1])
 
 
+def run_latency_digest_under(path: Path, env: dict[str, str]) -> dict[str, str]:
+    """:func:`run_digest` of ``path``'s latency run in a fresh interpreter whose environment
+    adds ``env`` (such as ``OPENBLAS_CORETYPE``, which BLAS reads once, when it loads)."""
+    done = subprocess.run([sys.executable, "-m", "tests.result_digests", "--latency-digest",
+                           key(path)], cwd=ROOT, env={**os.environ, **env},
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"{key(path)}: the digest run under {env} failed:\n"
+                           f"{done.stderr[-3000:]}")
+    return json.loads(done.stdout.splitlines()[-1])
+
+
 def latency_overrides() -> list[str]:
     """The fake model in place of the scenario's, the size of the Fed-CHS paper's MLP (every
     transfer and job of a Fashion-MNIST MLP scenario keeps its size), and the run cut at
@@ -122,9 +135,15 @@ def main() -> None:
                         help="regenerate only these (e.g. chfl/short-cfl.yaml), keep the rest")
     parser.add_argument("--digest", metavar="SCENARIO",
                         help="print one scenario's trained digests as JSON (run_trained_digest)")
+    parser.add_argument("--latency-digest", metavar="SCENARIO",
+                        help="print one scenario's latency digests as JSON")
     args = parser.parse_args()
     if args.digest:
         print(json.dumps(run_digest(ROOT / "scenarios" / args.digest, [])))
+        return
+    if args.latency_digest:
+        print(json.dumps(run_digest(ROOT / "scenarios" / args.latency_digest,
+                                    latency_overrides())))
         return
     stored = json.loads(DIGESTS.read_text()) if DIGESTS.is_file() else {}
     for which in (("latency", "trained") if args.set == "all" else (args.set,)):

@@ -7,16 +7,20 @@ pass these as they are."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
+from netfl.float_kernels import on_x86_64
 from netfl.scenario import load_scenario
 from tests.conftest import needs_fashion_mnist
 from tests.result_digests import (
     DIGESTS,
+    ROOT,
     key,
     latency_overrides,
     run_digest,
+    run_latency_digest_under,
     run_trained_digest,
     scenario_files,
     trained_files,
@@ -50,6 +54,29 @@ def test_every_scenario_has_a_digest():
 @pytest.mark.parametrize("path", _params(scenario_files()))
 def test_latency_runs_give_the_results_they_gave(path):
     got = run_digest(path, latency_overrides())
+    assert got == STORED["latency"][key(path)], _mismatch("latency", path, got)
+
+
+def _blas_kernels() -> list[str]:
+    """OpenBLAS kernels this CPU can run that fuse and order multiply-adds unlike each other:
+    SSE's (Nehalem) everywhere on x86-64, AVX-512's (SkylakeX) where the CPU has it."""
+    if not on_x86_64():
+        return []
+    cpuinfo = Path("/proc/cpuinfo")
+    flags = cpuinfo.read_text() if cpuinfo.is_file() else ""
+    return ["Nehalem"] + (["SkylakeX"] if " avx512f" in flags else [])
+
+
+@pytest.mark.skipif(not _blas_kernels(), reason="OpenBLAS's kernels are chosen on x86-64")
+@pytest.mark.parametrize("kernel", _blas_kernels())
+@pytest.mark.parametrize("scenario", ["leo/walker-40-5.yaml", "leo/starlink-measured-access.yaml"])
+def test_latency_runs_do_not_depend_on_the_cpus_blas_kernel(scenario, kernel):
+    """The simulated side is the same on every machine: BLAS picks its kernel for the CPU when
+    it loads, and a contact plan's or a slant range's matrix products through it gave other
+    last bits (and links.csv, rounds.csv) on another CI machine. Forced to each kernel, the
+    LEO geometry's runs give the committed digests."""
+    path = ROOT / "scenarios" / scenario
+    got = run_latency_digest_under(path, {"OPENBLAS_CORETYPE": kernel})
     assert got == STORED["latency"][key(path)], _mismatch("latency", path, got)
 
 

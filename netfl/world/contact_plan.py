@@ -46,6 +46,7 @@ from netfl.world.orbits import (
     teme_to_ecef,
     walker_satrecs,
 )
+from netfl.world.vectors import dot, length, times_columns
 
 COLUMNS = ["satellite", "site", "rise_s", "set_s"]
 PLAN_VERSION = 1  # bump when the computation changes, so old caches are not used
@@ -152,9 +153,9 @@ class _Geometry:
         self.mask_rad = math.radians(min_elevation_deg)
         # the sites' mean direction and how far (central angle) the farthest site is from it
         centre = self.pos.sum(axis=0)
-        norm = np.linalg.norm(centre)
+        norm = length(centre)
         self.centre = centre / norm if norm > 0 else np.array([0.0, 0.0, 1.0])
-        cosines = (self.pos @ self.centre) / np.linalg.norm(self.pos, axis=1)
+        cosines = dot(self.pos, self.centre) / np.linalg.norm(self.pos, axis=1)
         self.spread_rad = float(np.arccos(np.clip(cosines.min(), -1.0, 1.0)))
         self.both = np.concatenate([self.up, self.pos]).T  # (3, 2U): one product for both
 
@@ -170,7 +171,7 @@ class _Geometry:
         reach = math.acos(ratio) - self.mask_rad + self.spread_rad + math.radians(1.0)
         if reach >= math.pi:
             return np.ones(radius.shape, dtype=bool)
-        return sat_pos @ self.centre >= radius * math.cos(reach)
+        return dot(sat_pos, self.centre) >= radius * math.cos(reach)
 
     def visible_grid(self, sat_pos: np.ndarray) -> np.ndarray:
         """(T, S, U) visibility from satellite positions (T, S, 3); only candidate satellites
@@ -180,7 +181,7 @@ class _Geometry:
         if not len(where[0]):
             return grid
         p = sat_pos[where]  # (n, 3)
-        products = p @ self.both  # (n, 2U)
+        products = times_columns(p, self.both)  # (n, 2U)
         n_sites = len(self.pos)
         along = products[:, :n_sites] - self.up_dot_pos  # u . d
         d2 = np.sum(p * p, axis=1)[:, None] - 2.0 * products[:, n_sites:] + self.pos2

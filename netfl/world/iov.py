@@ -45,6 +45,7 @@ from netfl.world.roads import (
     grid_paths,
     lattice_positions,
 )
+from netfl.world.vectors import dot
 
 
 @dataclass(frozen=True)
@@ -101,11 +102,11 @@ def _rsus_near(trip: Trip, rsus: np.ndarray, radius_m: float) -> np.ndarray:
     """Indices of the RSUs within ``radius_m`` of the trip's segment (a cheap pre-filter)."""
     a = np.asarray(trip.start)
     d = np.asarray(trip.position(trip.end_s)) - a
-    length2 = float(d @ d)
+    length2 = float(dot(d, d))
     rel = rsus - a
-    s = np.clip(rel @ d / length2, 0.0, 1.0) if length2 > 0 else np.zeros(len(rsus))
+    s = np.clip(dot(rel, d) / length2, 0.0, 1.0) if length2 > 0 else np.zeros(len(rsus))
     gap = rel - s[:, None] * d
-    return np.flatnonzero(np.einsum("ij,ij->i", gap, gap) <= radius_m * radius_m)
+    return np.flatnonzero(dot(gap, gap) <= radius_m * radius_m)
 
 
 def assign_slots(presence: Sequence[tuple[float, float, str]], capacity: int

@@ -49,6 +49,7 @@ from netfl.world.orbits import (
     teme_to_ecef,
     walker_satrecs,
 )
+from netfl.world.vectors import length
 
 __all__ = ["OrbitWorld", "build_leo_world", "contact_windows", "grid_isl_pairs",
            "merged_intervals"]
@@ -192,7 +193,7 @@ class OrbitWorld(SatelliteAssociation, World):
     def distance_m(self, client: str, sat: str, t: float) -> float:
         """Slant range (m) from a user to a satellite at ``t``."""
         pos = self.sat_position(sat, t)
-        return float(np.linalg.norm(pos - self._site_km[self._user[client]]) * 1000.0)
+        return float(length(pos - self._site_km[self._user[client]]) * 1000.0)
 
     def speed_mps(self, client: str, t: float) -> float:
         return self.orbital_speed_mps

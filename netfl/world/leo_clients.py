@@ -42,6 +42,7 @@ from netfl.world.orbits import (
     site_ecef,
     site_up,
 )
+from netfl.world.vectors import length
 
 __all__ = ["SatelliteClientWorld", "build_satellite_client_world", "contact_summary"]
 
@@ -104,7 +105,7 @@ class SatelliteClientWorld(SatelliteAssociation, World):
     def distance_m(self, client: str, station: str, t: float) -> float:
         """Slant range (m) from a satellite to a ground station at ``t``."""
         pos = self.sat_positions(t)[self._user[client]]
-        return float(np.linalg.norm(pos - self._station_km[self._index[station]]) * 1000.0)
+        return float(length(pos - self._station_km[self._index[station]]) * 1000.0)
 
     def ground_latitude(self, client: str, station: str) -> float:
         """The latitude (deg) of the ground end of a satellite's link: its station's."""
