@@ -72,12 +72,33 @@ def run_digest(path: Path, overrides: list[str]) -> dict[str, str]:
         return digests
 
 
+# The child interpreter of a digest run searches the same Fashion-MNIST folders as the test that
+# started it: tests/conftest.py points an unmarked test's search at a folder that does not exist,
+# and a child that searched the real ones would hide a missing mark on machines with the data.
+DATA_FOLDERS_ENV = "NETFL_TESTS_FASHION_MNIST_FOLDERS"
+
+
+def _data_folders_env() -> dict[str, str]:
+    from netfl.learn import datasets
+
+    return {DATA_FOLDERS_ENV: json.dumps([str(datasets.DEBIAN_FASHION_MNIST),
+                                          str(datasets.DEFAULT_CACHE_DIR)])}
+
+
+def _search_the_parents_data_folders() -> None:
+    if DATA_FOLDERS_ENV in os.environ:
+        from netfl.learn import datasets
+
+        debian, cache = json.loads(os.environ[DATA_FOLDERS_ENV])
+        datasets.DEBIAN_FASHION_MNIST, datasets.DEFAULT_CACHE_DIR = Path(debian), Path(cache)
+
+
 def run_trained_digest(path: Path) -> dict[str, str]:
     """:func:`run_digest` of ``path`` as written, in a fresh interpreter whose torch trains with
     the portable kernels (they are chosen once per process, before torch's first operation)."""
     from netfl.float_kernels import fresh_environment
 
-    env = fresh_environment("portable")
+    env = {**fresh_environment("portable"), **_data_folders_env()}
     done = subprocess.run([sys.executable, "-m", "tests.result_digests", "--digest", key(path)],
                           cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
@@ -89,7 +110,7 @@ def run_latency_digest_under(path: Path, env: dict[str, str]) -> dict[str, str]:
     """:func:`run_digest` of ``path``'s latency run in a fresh interpreter whose environment
     adds ``env`` (such as ``OPENBLAS_CORETYPE``, which BLAS reads once, when it loads)."""
     done = subprocess.run([sys.executable, "-m", "tests.result_digests", "--latency-digest",
-                           key(path)], cwd=ROOT, env={**os.environ, **env},
+                           key(path)], cwd=ROOT, env={**os.environ, **_data_folders_env(), **env},
                           capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"{key(path)}: the digest run under {env} failed:\n"
@@ -138,6 +159,7 @@ def main() -> None:
     parser.add_argument("--latency-digest", metavar="SCENARIO",
                         help="print one scenario's latency digests as JSON")
     args = parser.parse_args()
+    _search_the_parents_data_folders()
     if args.digest:
         print(json.dumps(run_digest(ROOT / "scenarios" / args.digest, [])))
         return

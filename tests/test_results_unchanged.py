@@ -69,13 +69,13 @@ def _blas_kernels() -> list[str]:
 
 @pytest.mark.skipif(not _blas_kernels(), reason="OpenBLAS's kernels are chosen on x86-64")
 @pytest.mark.parametrize("kernel", _blas_kernels())
-@pytest.mark.parametrize("scenario", ["leo/walker-40-5.yaml", "leo/starlink-measured-access.yaml"])
-def test_latency_runs_do_not_depend_on_the_cpus_blas_kernel(scenario, kernel):
+@pytest.mark.parametrize("path", _params([ROOT / "scenarios" / name for name in (
+    "leo/walker-40-5.yaml", "leo/starlink-measured-access.yaml")]))
+def test_latency_runs_do_not_depend_on_the_cpus_blas_kernel(path, kernel):
     """The simulated side is the same on every machine: BLAS picks its kernel for the CPU when
     it loads, and a contact plan's or a slant range's matrix products through it gave other
     last bits (and links.csv, rounds.csv) on another CI machine. Forced to each kernel, the
     LEO geometry's runs give the committed digests."""
-    path = ROOT / "scenarios" / scenario
     got = run_latency_digest_under(path, {"OPENBLAS_CORETYPE": kernel})
     assert got == STORED["latency"][key(path)], _mismatch("latency", path, got)
 
