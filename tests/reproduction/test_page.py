@@ -52,24 +52,29 @@ def test_every_run_the_plans_ask_for_is_committed():
     assert not short, "runs the plans ask for without a committed record:\n" + "\n".join(short)
 
 
-def test_every_done_run_has_its_record_files_committed():
-    """An index row says a run is done; its summary, metrics and resolved scenario must be in
-    the repository beside it, or a clean checkout renders from an index alone."""
+def _done_rows():
+    """(arm run, its index's rows of done runs) for every arm of every plan that has an index."""
     from netfl.reproduction.execute import arm_runs, has_index
     from netfl.sweep.runner import read_index
 
-    committed = {p.relative_to(ROOT).as_posix() for p in _committed_record_files()}
-    missing, seen = [], 0
     for plan in load_plans(ROOT / "scenarios" / "reproduction"):
         for arm_run in arm_runs(plan, ROOT / "results" / "reproduction"):
-            if not has_index(arm_run):
-                continue
-            index = read_index(arm_run.folder)
-            for path in index[index["status"] == "done"]["path"]:
-                seen += 1
-                folder = (arm_run.folder / path).relative_to(ROOT).as_posix()
-                missing += [f"{folder}/{name}" for name in RECORD_FILES
-                            if f"{folder}/{name}" not in committed]
+            if has_index(arm_run):
+                index = read_index(arm_run.folder)
+                yield arm_run, index[index["status"] == "done"]
+
+
+def test_every_done_run_has_its_record_files_committed():
+    """An index row says a run is done; its summary, metrics and resolved scenario must be in
+    the repository beside it, or a clean checkout renders from an index alone."""
+    committed = {p.relative_to(ROOT).as_posix() for p in _committed_record_files()}
+    missing, seen = [], 0
+    for arm_run, done in _done_rows():
+        for path in done["path"]:
+            seen += 1
+            folder = (arm_run.folder / path).relative_to(ROOT).as_posix()
+            missing += [f"{folder}/{name}" for name in RECORD_FILES
+                        if f"{folder}/{name}" not in committed]
     assert seen, "no done runs found"
     assert not missing, "done runs whose records are not committed:\n" + "\n".join(missing[:20])
 
@@ -104,19 +109,11 @@ def test_every_committed_record_is_a_run_its_plan_asks_for_now():
     """A record whose run id the plan no longer gives (a field added to the scenarios, a
     default that became unhashed) would be rerun by ``netfl reproduce`` and left beside its
     replacement: the page would read records the repository cannot rebuild."""
-    from netfl.reproduction.execute import arm_runs, has_index
-    from netfl.sweep.runner import read_index
-
-    results = ROOT / "results" / "reproduction"
     stale, seen = [], 0
-    for plan in load_plans(ROOT / "scenarios" / "reproduction"):
-        for arm_run in arm_runs(plan, results):
-            if not has_index(arm_run):
-                continue
-            index = read_index(arm_run.folder)
-            asked = {point.run_id for point in arm_run.load().points}
-            done = set(index[index["status"] == "done"]["run_id"])
-            seen += len(done)
-            stale += [f"{arm_run.folder.relative_to(ROOT)}: {run}" for run in done - asked]
+    for arm_run, rows in _done_rows():
+        asked = {point.run_id for point in arm_run.load().points}
+        done = set(rows["run_id"])
+        seen += len(done)
+        stale += [f"{arm_run.folder.relative_to(ROOT)}: {run}" for run in done - asked]
     assert seen, "no committed records found"
     assert not stale, "records whose run ids the plans no longer give:\n" + "\n".join(stale)
