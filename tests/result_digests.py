@@ -93,29 +93,29 @@ def _search_the_parents_data_folders() -> None:
         datasets.DEBIAN_FASHION_MNIST, datasets.DEFAULT_CACHE_DIR = Path(debian), Path(cache)
 
 
+def _digest_in_child(flag: str, path: Path, env: dict[str, str], why: str) -> dict[str, str]:
+    """``python -m tests.result_digests FLAG path`` in a fresh interpreter with ``env`` (plus
+    the data folders this process searches); its digests, or a RuntimeError with its stderr."""
+    done = subprocess.run([sys.executable, "-m", "tests.result_digests", flag, key(path)],
+                          cwd=ROOT, env={**env, **_data_folders_env()}, capture_output=True,
+                          text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"{key(path)}: the digest run{why} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.splitlines()[-1])
+
+
 def run_trained_digest(path: Path) -> dict[str, str]:
     """:func:`run_digest` of ``path`` as written, in a fresh interpreter whose torch trains with
     the portable kernels (they are chosen once per process, before torch's first operation)."""
     from netfl.float_kernels import fresh_environment
 
-    env = {**fresh_environment("portable"), **_data_folders_env()}
-    done = subprocess.run([sys.executable, "-m", "tests.result_digests", "--digest", key(path)],
-                          cwd=ROOT, env=env, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"{key(path)}: the digest run failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.splitlines()[-1])
+    return _digest_in_child("--digest", path, fresh_environment("portable"), "")
 
 
 def run_latency_digest_under(path: Path, env: dict[str, str]) -> dict[str, str]:
     """:func:`run_digest` of ``path``'s latency run in a fresh interpreter whose environment
     adds ``env`` (such as ``OPENBLAS_CORETYPE``, which BLAS reads once, when it loads)."""
-    done = subprocess.run([sys.executable, "-m", "tests.result_digests", "--latency-digest",
-                           key(path)], cwd=ROOT, env={**os.environ, **_data_folders_env(), **env},
-                          capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"{key(path)}: the digest run under {env} failed:\n"
-                           f"{done.stderr[-3000:]}")
-    return json.loads(done.stdout.splitlines()[-1])
+    return _digest_in_child("--latency-digest", path, {**os.environ, **env}, f" under {env}")
 
 
 def latency_overrides() -> list[str]:
